@@ -1,0 +1,40 @@
+# Two commands for a fresh machine: `make reproduce` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CORES ?= 2
+STAMP := $(VENV)/.storyeval-env
+
+.PHONY: env reproduce test test-all bench lint report clean
+
+env: $(STAMP)
+
+# torch first and alone: 2.13.0 is a CPU wheel on disk; any other spec pulls GBs of CUDA.
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+reproduce: env
+	$(BIN)/snakemake --cores $(CORES)
+
+test: env
+	$(BIN)/python -m pytest -m "not slow"
+
+test-all: env
+	$(BIN)/python -m pytest
+
+bench: env
+	$(BIN)/python bench/bench_analysis.py
+
+lint: env
+	$(BIN)/snakemake --lint
+
+report: env
+	$(BIN)/snakemake --cores $(CORES) --report report.html
+
+clean:
+	rm -rf results logs benchmarks .snakemake report.html

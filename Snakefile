@@ -1,0 +1,20 @@
+# storyeval: which automatic metrics agree with human judgment of stories.
+# Thin entry point: configuration, rule files, and the default target.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/analysis.smk"
+include: "workflow/rules/figures.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,89 @@
+"""Assemble the correlation, ranking and system tables of HANNA from tidy inputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from storyeval.criteria import CRITERIA
+from storyeval.data.scoreset import Cube
+from storyeval.stats.correlation import LEVELS
+from storyeval.stats.intervals import t_interval
+
+KINDS = ("criteria", "metric_criterion", "metric_metric")
+BORDA_LEVELS = {"story": ["story"], "system": ["system"], "global": ["story", "system"]}
+
+
+def _pairs(kind: str, human: Cube, metrics: Cube) -> tuple[Cube, Cube]:
+    return {"criteria": (human, human), "metric_criterion": (metrics, human), "metric_metric": (metrics, metrics)}[kind]
+
+
+def correlation_table(human: Cube, metrics: Cube, levels: list[str], coefficients: list[str]) -> pd.DataFrame:
+    """Long table: kind, level, coefficient, x, y, r (signed), n.
+
+    n is the number of items correlated: prompts averaged at story level
+    (each over the systems), systems at system level.
+    """
+    frames = []
+    for kind in KINDS:
+        x, y = _pairs(kind, human, metrics)
+        for level in levels:
+            for coefficient in coefficients:
+                r, n = LEVELS[level](x.values, y.values, coefficient)
+                grid_x, grid_y = np.meshgrid(x.names, y.names, indexing="ij")
+                frames.append(pd.DataFrame({
+                    "kind": kind, "level": level, "coefficient": coefficient,
+                    "x": grid_x.ravel(), "y": grid_y.ravel(), "r": r.ravel(), "n": n.ravel().astype(int),
+                }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def system_means(stories: pd.DataFrame, ratings: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
+    """HANNA Tab. 4: per system and criterion, the mean of the individual rater scores and its t interval.
+
+    'Average' is each rater's mean over the six criteria for a story. The best
+    system of a column is marked, and every system whose interval overlaps the
+    best one's (best included) is marked `within_ci`.
+    """
+    table = ratings.merge(stories[["story_id", "system"]], on="story_id")
+    average = table.groupby(["system", "story_id", "rater"], sort=False)["rating"].mean().reset_index()
+    average["criterion"] = "Average"
+    table = pd.concat([table, average], ignore_index=True)
+    order = list(dict.fromkeys(stories["system"]))
+    rows = []
+    for criterion in CRITERIA + ["Average"]:
+        for system in order:
+            values = table.loc[(table["system"] == system) & (table["criterion"] == criterion), "rating"]
+            mean, low, high = t_interval(values.to_numpy(), level)
+            rows.append({"system": system, "criterion": criterion, "mean": mean, "ci_low": low, "ci_high": high, "n": len(values)})
+    frame = pd.DataFrame(rows)
+    best_index = frame.groupby("criterion", sort=False)["mean"].idxmax()
+    frame["best"] = frame.index.isin(best_index)
+    best_low = frame.loc[best_index].set_index("criterion")["ci_low"]
+    frame["within_ci"] = frame["ci_high"] >= frame["criterion"].map(best_low)
+    return frame
+
+
+def metric_criterion_table(correlations: pd.DataFrame, registry: pd.DataFrame) -> pd.DataFrame:
+    """The metric x criterion rows of a correlation table, with each metric's registry order."""
+    table = correlations[correlations["kind"] == "metric_criterion"]
+    return table.merge(registry[["slug", "order"]], left_on="x", right_on="slug").drop(columns="slug")
+
+
+def correlation_matrix(
+    correlations: pd.DataFrame, kind: str, level: str, coefficient: str, registry: pd.DataFrame, metrics: list[str] | None = None
+) -> pd.DataFrame:
+    """One heatmap's signed r: criteria x criteria, criteria x metrics, or metrics x metrics (display labels).
+
+    `metrics` (slugs) restricts and orders the metrics; default: registry order.
+    """
+    rows = correlations[(correlations["kind"] == kind) & (correlations["level"] == level) & (correlations["coefficient"] == coefficient)]
+    matrix = rows.pivot(index="x", columns="y", values="r")
+    order = metrics if metrics is not None else list(registry.sort_values("order")["slug"])
+    labels = dict(zip(registry["slug"], registry["label"]))
+    criteria = [name for name in CRITERIA if name in set(rows["y"])]
+    if kind == "criteria":
+        return matrix.loc[criteria, criteria]
+    if kind == "metric_criterion":
+        return matrix.loc[order, criteria].T.rename(columns=labels)
+    return matrix.loc[order, order].rename(index=labels, columns=labels)

@@ -1,0 +1,1 @@
+"""Fetching, parsing and normalising datasets."""

@@ -1,0 +1,80 @@
+"""Metric registry parsed from HANNA's released column labels.
+
+A released label is ``<display name> <reference marker><family marker>``,
+e.g. ``BLEU Ξ§`` or ``SUPERT-PS ¤ε``: Ξ reference-based, ¤ reference-free;
+§ string-based, ε embedding-based, Δ model-based.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from storyeval.errors import InputError
+
+REFERENCE_MARKERS = {"Ξ": "based", "¤": "free"}
+FAMILY_MARKERS = {"§": "string", "ε": "embedding", "Δ": "model"}
+# Optimal-transport and information-theoretic distances: lower is better (spec section 4).
+DISTANCE_PREFIXES = ("BaryScore", "DepthScore", "InfoLM")
+# The plain-Sinkhorn release of this column underflowed (values 1e-56..1e-9): flag it.
+DEGENERATE_RELEASED = {"BaryScore-SD-0.001"}
+
+LABEL_PATTERN = re.compile(r"^(?P<name>\S(?:.*\S)?) (?P<ref>[Ξ¤])(?P<family>[§εΔ])$")
+REGISTRY_COLUMNS = ["slug", "label", "column", "reference", "family", "direction", "degenerate_release", "order"]
+
+
+def slugify(name: str) -> str:
+    """`ROUGE-SU* F-Score` -> `rouge-su-star-f-score`; `BaryScore-SD-0.1` -> `baryscore-sd-0.1`."""
+    slug = name.lower().replace("*", "-star")
+    slug = re.sub(r"[^a-z0-9.]+", "-", slug)
+    return slug.strip("-")
+
+
+def is_metric_label(column: str) -> bool:
+    return LABEL_PATTERN.match(column) is not None
+
+
+def parse_label(column: str, source: str = "<labels>") -> dict:
+    match = LABEL_PATTERN.match(column)
+    if match is None:
+        raise InputError(
+            f"{source}: column {column!r} is not a metric label '<name> <Ξ|¤><§|ε|Δ>' nor a known "
+            "criterion or rater column; fix: rename it to that pattern or remove it"
+        )
+    name = match["name"]
+    return {
+        "slug": slugify(name),
+        "label": name,
+        "column": column,
+        "reference": REFERENCE_MARKERS[match["ref"]],
+        "family": FAMILY_MARKERS[match["family"]],
+        "direction": "lower" if name.startswith(DISTANCE_PREFIXES) else "higher",
+        "degenerate_release": name in DEGENERATE_RELEASED,
+    }
+
+
+def build_registry(columns: list[str], source: str = "<labels>") -> pd.DataFrame:
+    rows = [parse_label(column, source) for column in columns]
+    registry = pd.DataFrame(rows, columns=REGISTRY_COLUMNS[:-1])
+    registry["order"] = range(len(registry))
+    duplicated = registry["slug"][registry["slug"].duplicated()]
+    if not duplicated.empty:
+        raise InputError(f"{source}: two metric columns share the slug {duplicated.iloc[0]!r}; fix: rename one")
+    return registry
+
+
+def resolve_metrics(names: list[str], registry: pd.DataFrame, where: str) -> list[str]:
+    """Map slugs or display labels to slugs; an unknown name stops the run with the fix."""
+    by_label = dict(zip(registry["label"], registry["slug"]))
+    known = set(registry["slug"])
+    slugs = []
+    for name in names:
+        slug = name if name in known else by_label.get(name)
+        if slug is None:
+            raise InputError(
+                f"{where}: unknown metric {name!r}; fix: use a slug or label from the registry, "
+                f"e.g. {', '.join(sorted(known)[:6])} ..."
+            )
+        slugs.append(slug)
+    return slugs

@@ -1,0 +1,57 @@
+"""Reading and writing the workflow's tidy tables, deterministically and atomically."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from storyeval.errors import InputError
+
+FLOAT_FORMAT = "%.10g"  # enough digits for every statistic, and stable text across runs
+
+
+def _atomic(path: str | Path, write) -> None:
+    """Write to a temporary sibling, then rename: a failed step leaves no partial output."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    write(tmp)
+    os.replace(tmp, path)
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
+    _atomic(path, lambda tmp: frame.to_csv(tmp, index=False, float_format=FLOAT_FORMAT, lineterminator="\n"))
+
+
+def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
+    _atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
+
+
+def write_markdown(frame: pd.DataFrame, path: str | Path, title: str) -> None:
+    text = f"# {title}\n\n{frame.to_markdown(index=False)}\n"
+    _atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def read_table(path: str | Path, required: list[str]) -> pd.DataFrame:
+    """Read a CSV or parquet table and check that it has the `required` columns."""
+    path = Path(path)
+    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    missing = [column for column in required if column not in frame.columns]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {missing}; fix: regenerate it with the workflow rule that writes it")
+    return frame
+
+
+def log_to(path: str | Path | None) -> logging.Logger:
+    """Logger for a workflow script: to the rule's log file, or stderr when run by hand."""
+    logger = logging.getLogger("storyeval")
+    logger.setLevel(logging.INFO)
+    logger.handlers.clear()
+    handler = logging.FileHandler(path, mode="w") if path else logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
+    logger.addHandler(handler)
+    return logger

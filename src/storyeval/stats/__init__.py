@@ -1,0 +1,1 @@
+"""Statistics: correlations, rankings, intervals."""

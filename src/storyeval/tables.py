@@ -1,0 +1,57 @@
+"""The paper's tables (HANNA Tab. 4, 5, 6, 8, 9) laid out for reading, from the tidy results."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from storyeval.criteria import CRITERIA
+
+COEFFICIENT_NAMES = {"kendall": "Kendall", "spearman": "Spearman", "pearson": "Pearson"}
+
+
+def tab4_system_means(means: pd.DataFrame) -> pd.DataFrame:
+    """Systems x (six criteria + Average): `mean [ci_low, ci_high]`; ** best, * CI overlaps the best's."""
+
+    def cell(row: pd.Series) -> str:
+        mark = "**" if row["best"] else ("*" if row["within_ci"] else "")
+        return f"{mark}{row['mean']:.2f}{mark} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+
+    frame = means.assign(cell=means.apply(cell, axis=1))
+    table = frame.pivot(index="system", columns="criterion", values="cell")
+    table = table.loc[list(dict.fromkeys(means["system"])), CRITERIA + ["Average"]]
+    return table.rename_axis(columns=None).reset_index().rename(columns={"system": "System"})
+
+
+def _cells(top: pd.DataFrame) -> pd.Series:
+    return top["label"] + " (" + (100 * top["abs_r"]).round().astype(int).astype(str) + ")"
+
+
+def tab5_top_pearson(top: pd.DataFrame, k: int = 3) -> pd.DataFrame:
+    """Criteria x (story 1..k, system 1..k): the top metrics by |Pearson| with |r| in percent."""
+    chosen = top[(top["coefficient"] == "pearson") & (top["rank"] <= k)]
+    return _grid(chosen, "level", {"story": "Story", "system": "System"})
+
+
+def tab89_top_by_coefficient(top: pd.DataFrame, level: str, k: int = 5) -> pd.DataFrame:
+    """Criteria x (Kendall, Spearman, Pearson) x 1..k at one level (Tab. 8 story, Tab. 9 system)."""
+    chosen = top[(top["level"] == level) & (top["rank"] <= k)]
+    return _grid(chosen, "coefficient", COEFFICIENT_NAMES)
+
+
+def _grid(chosen: pd.DataFrame, group: str, names: dict[str, str]) -> pd.DataFrame:
+    frame = chosen.assign(cell=_cells(chosen), column=chosen[group].map(names) + " " + chosen["rank"].astype(str))
+    table = frame.pivot(index="criterion", columns="column", values="cell")
+    order = [f"{names[g]} {rank}" for g in names for rank in sorted(chosen["rank"].unique()) if f"{names[g]} {rank}" in table]
+    table = table.reindex(index=[c for c in CRITERIA if c in table.index], columns=order)
+    return table.rename_axis(columns=None).reset_index().rename(columns={"criterion": "Criterion"})
+
+
+def tab6_borda(borda: pd.DataFrame, k: int = 5) -> pd.DataFrame:
+    """Rank 1..k x levels: `label (Borda count)`; equal counts share a rank."""
+    columns = {}
+    for level, group in borda.groupby("level", sort=False):
+        head = group.sort_values(["rank", "label"]).head(k)
+        columns[level.capitalize()] = (head["label"] + " (" + head["borda"].map("{:g}".format) + ")").tolist()
+    table = pd.DataFrame(columns)
+    table.insert(0, "Rank", range(1, len(table) + 1))
+    return table

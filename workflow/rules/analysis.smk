@@ -1,0 +1,63 @@
+# Correlations, system means and rankings of one score set of one dataset.
+
+
+def scoreset_inputs(wildcards):
+    base = f"results/{wildcards.dataset}"
+    return {
+        "stories": f"{base}/data/stories.csv",
+        "human": f"{base}/data/human_scores.csv",
+        "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
+        "registry": f"{base}/{wildcards.scoreset}/metrics.csv",
+    }
+
+
+rule correlations:
+    input:
+        unpack(scoreset_inputs),
+    output:
+        "results/{dataset}/{scoreset}/correlations.csv",
+    params:
+        reference_system=HANNA["reference_system"],
+        levels=config["analysis"]["levels"],
+        coefficients=config["analysis"]["coefficients"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/correlations/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/correlations/{dataset}/{scoreset}.tsv"
+    script:
+        "../scripts/correlations.py"
+
+
+rule system_means:
+    input:
+        stories="results/{dataset}/data/stories.csv",
+        ratings="results/{dataset}/data/rater_ratings.csv",
+    output:
+        "results/{dataset}/{scoreset}/system_means.csv",
+    params:
+        confidence=config["analysis"]["confidence"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/system_means/{dataset}/{scoreset}.log",
+    script:
+        "../scripts/system_means.py"
+
+
+rule rankings:
+    input:
+        correlations="results/{dataset}/{scoreset}/correlations.csv",
+        registry="results/{dataset}/{scoreset}/metrics.csv",
+    output:
+        top="results/{dataset}/{scoreset}/top_metrics.csv",
+        borda="results/{dataset}/{scoreset}/borda.csv",
+    params:
+        top_k=config["analysis"]["top_k"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/rankings/{dataset}/{scoreset}.log",
+    script:
+        "../scripts/rankings.py"

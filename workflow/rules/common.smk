@@ -1,0 +1,115 @@
+# Config validation, data-source helpers, wildcard constraints and targets.
+import sys
+from pathlib import Path
+
+from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
+from snakemake.utils import validate
+
+sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the package, also without `pip install -e`
+
+from storyeval.data.fetch import find_in_mirrors, reachable
+from storyeval.data.registry import build_registry, is_metric_label, resolve_metrics
+from storyeval.errors import InputError
+
+try:
+    validate(config, "../schemas/config.schema.yaml")
+except WorkflowError as error:
+    first = str(error).strip().splitlines()
+    reason = next((line for line in first if line.strip()), "invalid config")
+    raise WorkflowError(
+        f"config rejected by workflow/schemas/config.schema.yaml: {reason.strip()}; "
+        "fix: correct or remove that key (every key and its default is described in the schema)"
+    ) from None
+
+CORE_ENV = "../../envs/core.yaml"
+RESOURCES = config["data"]["resources_dir"]
+HANNA = config["hanna"]
+SCORESETS = ["released"]
+DATASETS = ["hanna"]
+
+
+wildcard_constraints:
+    dataset="|".join(DATASETS),
+    scoreset="|".join(SCORESETS),
+    level="story|system",
+    coefficient="pearson|spearman|kendall",
+
+
+def mirrors(dataset):
+    return config["data"]["mirrors"].get(dataset, [])
+
+
+def hanna_path(key):
+    """Local path of a pinned HANNA file (fetched by rule fetch_hanna)."""
+    return f"{RESOURCES}/hanna/{HANNA['files'][key]['path']}"
+
+
+def pinned_url(key):
+    entry = HANNA["files"][key]
+    return f"{HANNA['base_url']}/{entry['commit']}/{entry['path']}"
+
+
+def hanna_entry(wildcards):
+    """The config entry (key, url, sha256) of the HANNA file named by the `file` wildcard."""
+    for key, entry in HANNA["files"].items():
+        if entry["path"] == wildcards.file:
+            return {"key": key, "url": pinned_url(key), "sha256": entry["sha256"], "mirrors": mirrors("hanna")}
+    raise WorkflowError(f"no pinned HANNA file is called {wildcards.file!r}; fix: add it under hanna.files in config.yaml")
+
+
+def annotations_available():
+    """Use the raw annotation file when fetched already, mirrored, or its pinned URL answers."""
+    if HANNA["annotations"] == "skip":
+        return False
+    name = HANNA["files"]["annotations"]["path"]
+    if Path(hanna_path("annotations")).is_file() or find_in_mirrors(name, mirrors("hanna")):
+        return True
+    if config["data"]["allow_download"] and reachable(pinned_url("annotations")):
+        return True
+    logger.warning(
+        f"storyeval: skipping the raw-annotation outputs (worker-id rater table): {name} is in no mirror "
+        f"({', '.join(mirrors('hanna')) or 'none'}) and {pinned_url('annotations')} is unreachable; "
+        f"to use it, download that URL into {mirrors('hanna')[0] if mirrors('hanna') else 'a directory listed in data.mirrors.hanna'}"
+    )
+    return False
+
+
+def released_registry():
+    """Metric registry from the header of the released score file, when it is at hand before the run."""
+    name = HANNA["files"]["scores"]["path"]
+    local = Path(hanna_path("scores"))
+    source = local if local.is_file() else find_in_mirrors(name, mirrors("hanna"))
+    if source is None:
+        return None
+    with open(source, encoding="utf-8") as handle:
+        header = handle.readline().rstrip("\n").split(",")
+    return build_registry([column for column in header if is_metric_label(column)], str(source))
+
+
+def check_metric_names():
+    """Stop before any job when config names a metric the registry does not know."""
+    registry = released_registry()
+    if registry is None:
+        return  # validated again by the figure rules once the file is fetched
+    try:
+        resolve_metrics(config["figures"]["representative_metrics"], registry, "config.yaml figures.representative_metrics")
+    except InputError as error:
+        raise WorkflowError(str(error)) from None
+
+
+check_metric_names()
+USE_ANNOTATIONS = annotations_available()
+
+
+def analysis_targets(dataset, scoreset):
+    base = f"results/{dataset}/{scoreset}"
+    tables = ["correlations", "system_means", "top_metrics", "borda"]
+    return [f"{base}/{name}.csv" for name in tables] + table_targets(base) + figure_targets(base)
+
+
+def all_targets():
+    targets = [hanna_path("license")] + analysis_targets("hanna", "released")
+    if USE_ANNOTATIONS:
+        targets.append("results/hanna/data/worker_ratings.csv")
+    return targets

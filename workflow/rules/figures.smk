@@ -1,0 +1,243 @@
+# One rule per figure or table family; one job per figure. Numbers follow HANNA (Chhun et al. 2022).
+# Heatmaps show |round(100 r)|; Kendall, Spearman and Pearson as in the paper's appendix.
+
+CRITERIA_FIGURES = {  # Fig. 1, 2, 10-13: criteria x criteria
+    "fig01_criteria_story_kendall": ("story", "kendall"),
+    "fig02_criteria_system_kendall": ("system", "kendall"),
+    "fig10_criteria_story_spearman": ("story", "spearman"),
+    "fig11_criteria_system_spearman": ("system", "spearman"),
+    "fig12_criteria_story_pearson": ("story", "pearson"),
+    "fig13_criteria_system_pearson": ("system", "pearson"),
+}
+METRIC_CRITERIA_FIGURES = {  # Fig. 3, 4 (representative subset), 14-19 (all metrics)
+    "fig03_metric_criteria_story_kendall_subset": ("story", "kendall", True),
+    "fig04_metric_criteria_system_kendall_subset": ("system", "kendall", True),
+    "fig14_metric_criteria_story_kendall": ("story", "kendall", False),
+    "fig15_metric_criteria_system_kendall": ("system", "kendall", False),
+    "fig16_metric_criteria_story_spearman": ("story", "spearman", False),
+    "fig17_metric_criteria_system_spearman": ("system", "spearman", False),
+    "fig18_metric_criteria_story_pearson": ("story", "pearson", False),
+    "fig19_metric_criteria_system_pearson": ("system", "pearson", False),
+}
+METRIC_METRIC_FIGURES = {  # Fig. 5, 6 (representative subset), 20-25 (all metrics)
+    "fig05_metric_metric_story_kendall_subset": ("story", "kendall", True),
+    "fig06_metric_metric_system_kendall_subset": ("system", "kendall", True),
+    "fig20_metric_metric_story_kendall": ("story", "kendall", False),
+    "fig21_metric_metric_system_kendall": ("system", "kendall", False),
+    "fig22_metric_metric_story_spearman": ("story", "spearman", False),
+    "fig23_metric_metric_system_spearman": ("system", "spearman", False),
+    "fig24_metric_metric_story_pearson": ("story", "pearson", False),
+    "fig25_metric_metric_system_pearson": ("system", "pearson", False),
+}
+TABLES = ["tab4_system_means", "tab5_top3_pearson", "tab6_borda", "tab8_top5_story", "tab9_top5_system"]
+
+
+def wanted(figures):
+    """Figures whose level and coefficient the config computes."""
+    analysis = config["analysis"]
+    return [name for name, (level, coefficient, *_) in figures.items()
+            if level in analysis["levels"] and coefficient in analysis["coefficients"]]
+
+
+def figure_targets(base):
+    names = wanted(CRITERIA_FIGURES) + wanted(METRIC_CRITERIA_FIGURES) + wanted(METRIC_METRIC_FIGURES)
+    names.append("fig09_rating_violins")
+    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")]
+
+
+def table_targets(base):
+    tables = [name for name in TABLES if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
+    return [f"{base}/tables/{name}.{ext}" for name in tables for ext in ("csv", "md")]
+
+
+def heatmap_params(figures):
+    def params(wildcards):
+        level, coefficient, *subset = figures[wildcards.fig]
+        return {"level": level, "coefficient": coefficient, "subset": bool(subset and subset[0])}
+
+    return params
+
+
+def figure_outputs(caption):
+    return {
+        ext: report(
+            f"results/{{dataset}}/{{scoreset}}/figures/{{fig}}.{ext}",
+            caption=f"../report/{caption}.rst",
+            category="{dataset} {scoreset}",
+            subcategory="Figures",
+        )
+        for ext in ("pdf", "png")
+    }
+
+
+def table_outputs(name):
+    return {
+        ext: report(
+            f"results/{{dataset}}/{{scoreset}}/tables/{name}.{ext}",
+            caption="../report/table.rst",
+            category="{dataset} {scoreset}",
+            subcategory="Tables",
+        )
+        for ext in ("csv", "md")
+    }
+
+
+HEATMAP_INPUTS = {
+    "correlations": "results/{dataset}/{scoreset}/correlations.csv",
+    "registry": "results/{dataset}/{scoreset}/metrics.csv",
+}
+HEATMAP_PARAMS = {"representative": config["figures"]["representative_metrics"], "dpi": config["figures"]["dpi"]}
+
+
+rule fig_criteria_heatmap:
+    input:
+        **HEATMAP_INPUTS,
+    output:
+        **figure_outputs("heatmap"),
+    params:
+        spec=heatmap_params(CRITERIA_FIGURES),
+        kind="criteria",
+        **HEATMAP_PARAMS,
+    wildcard_constraints:
+        fig="|".join(CRITERIA_FIGURES),
+    conda:
+        CORE_ENV
+    log:
+        "logs/figures/{dataset}/{scoreset}/{fig}.log",
+    script:
+        "../scripts/heatmap.py"
+
+
+rule fig_metric_criteria_heatmap:
+    input:
+        **HEATMAP_INPUTS,
+    output:
+        **figure_outputs("heatmap"),
+    params:
+        spec=heatmap_params(METRIC_CRITERIA_FIGURES),
+        kind="metric_criterion",
+        **HEATMAP_PARAMS,
+    wildcard_constraints:
+        fig="|".join(METRIC_CRITERIA_FIGURES),
+    conda:
+        CORE_ENV
+    log:
+        "logs/figures/{dataset}/{scoreset}/{fig}.log",
+    script:
+        "../scripts/heatmap.py"
+
+
+rule fig_metric_metric_heatmap:
+    input:
+        **HEATMAP_INPUTS,
+    output:
+        **figure_outputs("heatmap"),
+    params:
+        spec=heatmap_params(METRIC_METRIC_FIGURES),
+        kind="metric_metric",
+        **HEATMAP_PARAMS,
+    wildcard_constraints:
+        fig="|".join(METRIC_METRIC_FIGURES),
+    conda:
+        CORE_ENV
+    log:
+        "logs/figures/{dataset}/{scoreset}/{fig}.log",
+    script:
+        "../scripts/heatmap.py"
+
+
+rule fig09_rating_violins:
+    input:
+        stories="results/{dataset}/data/stories.csv",
+        human="results/{dataset}/data/human_scores.csv",
+    output:
+        **figure_outputs("violins"),
+    params:
+        dpi=config["figures"]["dpi"],
+    wildcard_constraints:
+        fig="fig09_rating_violins",
+    conda:
+        CORE_ENV
+    log:
+        "logs/figures/{dataset}/{scoreset}/{fig}.log",
+    script:
+        "../scripts/violins.py"
+
+
+rule tab4_system_means:
+    input:
+        "results/{dataset}/{scoreset}/system_means.csv",
+    output:
+        **table_outputs("tab4_system_means"),
+    params:
+        table="tab4",
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/tab4.log",
+    script:
+        "../scripts/table.py"
+
+
+rule tab5_top3_pearson:
+    input:
+        "results/{dataset}/{scoreset}/top_metrics.csv",
+    output:
+        **table_outputs("tab5_top3_pearson"),
+    params:
+        table="tab5",
+        k=config["analysis"]["tab5_top_k"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/tab5.log",
+    script:
+        "../scripts/table.py"
+
+
+rule tab6_borda:
+    input:
+        "results/{dataset}/{scoreset}/borda.csv",
+    output:
+        **table_outputs("tab6_borda"),
+    params:
+        table="tab6",
+        k=config["analysis"]["top_k"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/tab6.log",
+    script:
+        "../scripts/table.py"
+
+
+rule tab8_top5_story:
+    input:
+        "results/{dataset}/{scoreset}/top_metrics.csv",
+    output:
+        **table_outputs("tab8_top5_story"),
+    params:
+        table="tab8",
+        k=config["analysis"]["top_k"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/tab8.log",
+    script:
+        "../scripts/table.py"
+
+
+rule tab9_top5_system:
+    input:
+        "results/{dataset}/{scoreset}/top_metrics.csv",
+    output:
+        **table_outputs("tab9_top5_system"),
+    params:
+        table="tab9",
+        k=config["analysis"]["top_k"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/tab9.log",
+    script:
+        "../scripts/table.py"

@@ -1,0 +1,17 @@
+"""Fetch one pinned file (mirror first, then URL), verify it, record first-download checksums."""
+
+from pathlib import Path
+
+from storyeval.data.fetch import fetch
+from storyeval.data.recorded import recorded_checksum, record_checksum
+from storyeval.io import log_to
+
+log = log_to(snakemake.log[0])
+entry = snakemake.params.entry
+name = Path(snakemake.output[0]).name
+expected = entry["sha256"] or recorded_checksum(snakemake.params.recorded, name)
+digest = fetch(name, entry["url"], expected, entry["mirrors"], snakemake.output[0], snakemake.params.allow_download)
+if expected is None:
+    record_checksum(snakemake.params.recorded, name, digest)
+    log.info("recorded the first-download sha256 of %s: %s (pin it in config.yaml)", name, digest)
+log.info("%s ok, sha256 %s", name, digest)

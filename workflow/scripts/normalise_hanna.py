@@ -1,0 +1,16 @@
+"""Released HANNA score files -> tidy stories, ratings, long scores and the metric registry."""
+
+from storyeval.data.hanna import read_rater_ratings, read_released_scores
+from storyeval.io import log_to, write_csv, write_parquet
+
+log = log_to(snakemake.log[0])
+released = read_released_scores(snakemake.input.scores)
+ratings = read_rater_ratings(snakemake.input.raters, released.human_scores)
+write_csv(released.stories, snakemake.output.stories)
+write_csv(released.human_scores, snakemake.output.human)
+write_csv(ratings, snakemake.output.ratings)
+write_parquet(released.scores, snakemake.output.scores)
+write_csv(released.registry, snakemake.output.registry)
+log.info(
+    "%d stories, %d metrics, %d rater ratings", len(released.stories), len(released.registry), len(ratings)
+)
