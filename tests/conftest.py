@@ -1,0 +1,35 @@
+"""Shared fixtures: the repository, the local data mirror, small real HANNA data."""
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+HANNA_MIRROR = SHARED / "data" / "hanna"
+STORYER_MIRROR = SHARED / "data" / "storyer"
+
+
+@pytest.fixture(scope="session")
+def hanna_mirror() -> Path:
+    if not (HANNA_MIRROR / "hanna_metric_scores.csv").is_file():
+        pytest.skip(f"the HANNA mirror {HANNA_MIRROR} is absent (it lies beside the repository in CI)")
+    return HANNA_MIRROR
+
+
+@pytest.fixture(scope="session")
+def released(hanna_mirror):
+    from storyeval.data.hanna import read_released_scores
+
+    return read_released_scores(hanna_mirror / "hanna_metric_scores.csv")
+
+
+@pytest.fixture(scope="session")
+def hanna_cubes(released):
+    from storyeval.criteria import CRITERIA
+    from storyeval.data.scoreset import analysed_systems, build_cube
+
+    systems = analysed_systems(released.stories, "Human")
+    human = build_cube(released.stories, released.human_scores, "criterion", "score", CRITERIA, systems, "hanna")
+    metrics = build_cube(released.stories, released.scores, "metric", "value", list(released.registry.slug), systems, "hanna")
+    return human, metrics

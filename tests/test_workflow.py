@@ -1,0 +1,97 @@
+"""End-to-end: the real workflow on the released HANNA files, and its refusals of bad input."""
+
+import filecmp
+
+import pandas as pd
+import pytest
+
+from workflow_helpers import copy_mirror, make_workdir, run_snakemake
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory, hanna_mirror):
+    workdir = make_workdir(tmp_path_factory.mktemp("run"))
+    result = run_snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    return workdir
+
+
+def test_outputs_hold_the_papers_numbers(finished_run):
+    base = finished_run / "results/hanna/released"
+    borda = pd.read_csv(base / "borda.csv")
+    story = borda[borda.level == "story"].sort_values("rank").head(3)
+    assert story["label"].tolist() == ["chrF", "S3-Pyramid", "ROUGE-1 Recall"]
+    assert story["borda"].tolist() == pytest.approx([1237, 1198, 1186])
+    correlations = pd.read_csv(base / "correlations.csv")
+    assert set(correlations.columns) >= {"level", "coefficient", "x", "y", "r", "n"}
+    # 2 levels x 3 coefficients x (6x6 + 72x6 + 72x72)
+    assert len(correlations) == 6 * (36 + 432 + 5184)
+    means = pd.read_csv(base / "system_means.csv")
+    assert set(means.loc[means.best, "system"]) == {"Human"}
+    top = pd.read_csv(base / "top_metrics.csv")
+    assert set(top.columns) >= {"level", "coefficient", "criterion", "rank", "metric", "label", "abs_r"}
+
+
+def test_every_figure_and_table_rendered(finished_run):
+    base = finished_run / "results/hanna/released"
+    figures = sorted(path.stem for path in (base / "figures").glob("*.png"))
+    numbers = sorted({name[3:5] for name in figures})
+    assert numbers == sorted(f"{n:02d}" for n in [1, 2, 3, 4, 5, 6, 9] + list(range(10, 26)))
+    assert all((base / "figures" / f"{name}.pdf").stat().st_size > 1000 for name in figures)
+    tables = {path.name for path in (base / "tables").iterdir()}
+    assert {f"tab{n}" for n in [4, 5, 6, 8, 9]} == {name.split("_")[0] for name in tables}
+
+
+def test_rerun_gives_identical_tables(finished_run, tmp_path):
+    workdir = make_workdir(tmp_path / "again")
+    targets = ["results/hanna/released/correlations.csv", "results/hanna/released/borda.csv",
+               "results/hanna/released/tables/tab4_system_means.csv", "results/hanna/released/tables/tab8_top5_story.md"]
+    assert run_snakemake(workdir, "--cores", "1", *targets).returncode == 0
+    for target in targets:
+        assert filecmp.cmp(finished_run / target, workdir / target, shallow=False), target
+
+
+def test_report_builds(finished_run):
+    result = run_snakemake(finished_run, "--report", "report.html")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert (finished_run / "report.html").stat().st_size > 100_000
+
+
+def test_dry_run_and_lint(tmp_path, hanna_mirror):
+    workdir = make_workdir(tmp_path)
+    dry = run_snakemake(workdir, "-n")
+    assert dry.returncode == 0 and "normalise_hanna" in dry.stdout
+    lint = run_snakemake(workdir, "--lint")
+    assert lint.returncode == 0, lint.stdout[-2000:]
+    assert "Lints for rule" not in lint.stdout, lint.stdout[-3000:]
+
+
+def _refused(result, workdir, *phrases):
+    assert result.returncode != 0
+    text = result.stdout + result.stderr
+    for phrase in phrases:
+        assert phrase in text, text[-3000:]
+    assert not list((workdir / "results").rglob("*.csv")) if (workdir / "results").exists() else True
+
+
+def test_rejected_config_key(tmp_path, hanna_mirror):
+    workdir = make_workdir(tmp_path, **{"analysis.top_kk": 5})
+    _refused(run_snakemake(workdir, "--cores", "1"), workdir, "config rejected", "top_kk")
+
+
+def test_unknown_metric_name(tmp_path, hanna_mirror):
+    workdir = make_workdir(tmp_path, **{"figures.representative_metrics": ["chrF", "BLEURT"]})
+    _refused(run_snakemake(workdir, "--cores", "1"), workdir, "unknown metric 'BLEURT'")
+
+
+def test_checksum_mismatch(tmp_path, hanna_mirror):
+    mirror = copy_mirror(tmp_path)
+    with open(mirror / "hanna_metric_scores.csv", "a") as handle:
+        handle.write("\n")
+    workdir = make_workdir(tmp_path / "work", **{"data.mirrors": {"hanna": [str(mirror)]}})
+    _refused(run_snakemake(workdir, "--cores", "1"), workdir, "does not match the pinned")
+
+
+def test_no_mirror_and_no_network(tmp_path):
+    workdir = make_workdir(tmp_path, **{"data.mirrors": {"hanna": [str(tmp_path / "empty")]}, "hanna.base_url": "http://127.0.0.1:9"})
+    _refused(run_snakemake(workdir, "--cores", "1"), workdir, "not in any mirror", "fix:")

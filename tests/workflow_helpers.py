@@ -1,0 +1,45 @@
+"""Run the real workflow in a temporary directory, data from the local mirror."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from conftest import HANNA_MIRROR, REPO
+
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+
+def make_workdir(tmp: Path, **overrides) -> Path:
+    """A work directory whose config.yaml is the default one with absolute mirrors and `overrides` merged."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["data"]["mirrors"]["hanna"] = [str(HANNA_MIRROR)]
+    for dotted, value in overrides.items():
+        node = config
+        *parents, last = dotted.split(".")
+        for key in parents:
+            node = node.setdefault(key, {})
+        node[last] = value
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
+    return tmp
+
+
+def run_snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    env = dict(os.environ, MPLBACKEND="Agg")
+    command = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+               "--workflow-profile", "none", *args]
+    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def copy_mirror(tmp: Path) -> Path:
+    mirror = tmp / "mirror"
+    shutil.copytree(HANNA_MIRROR, mirror)
+    for path in mirror.iterdir():
+        path.chmod(0o644)
+    return mirror
