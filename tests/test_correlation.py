@@ -51,3 +51,14 @@ def test_released_story_level_kendall_matches_scipy_loop(hanna_cubes):
     expected = np.nanmean(values)
     r, _ = story_level(metrics.values, human.values, "kendall")
     assert r[chrf, 0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_system_level_sees_real_ties_of_averaged_ratings():
+    # true means 0.15 and 0.15; float summation gives 0.15000000000000002 for the first
+    a, b, c = np.array([0.1, 0.2]), np.array([0.3, 0.0]), np.array([0.0, 0.0])
+    assert a.mean() != b.mean()  # the noise that would otherwise order a tie
+    x = np.stack([a, b, c], axis=1)[:, :, None]
+    y = np.array([[[1.0], [2.0], [0.0]]] * 2)
+    r, _ = system_level(x, y, "kendall")
+    assert r[0, 0] == pytest.approx(stats.kendalltau([0.15, 0.15, 0.0], [1.0, 2.0, 0.0])[0])
+    assert r[0, 0] != pytest.approx(stats.kendalltau([a.mean(), b.mean(), 0.0], [1.0, 2.0, 0.0])[0])

@@ -1,16 +1,6 @@
 # Correlations, system means and rankings of one score set of one dataset.
 
 
-def scoreset_inputs(wildcards):
-    base = f"results/{wildcards.dataset}"
-    return {
-        "stories": f"{base}/data/stories.csv",
-        "human": f"{base}/data/human_scores.csv",
-        "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
-        "registry": f"{base}/{wildcards.scoreset}/metrics.csv",
-    }
-
-
 rule correlations:
     input:
         unpack(scoreset_inputs),

@@ -10,17 +10,14 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the package, also wit
 
 from storyeval.data.fetch import find_in_mirrors, reachable
 from storyeval.data.registry import build_registry, is_metric_label, resolve_metrics
+from storyeval.config import check_config
 from storyeval.errors import InputError
 
 try:
-    validate(config, "../schemas/config.schema.yaml")
-except WorkflowError as error:
-    first = str(error).strip().splitlines()
-    reason = next((line for line in first if line.strip()), "invalid config")
-    raise WorkflowError(
-        f"config rejected by workflow/schemas/config.schema.yaml: {reason.strip()}; "
-        "fix: correct or remove that key (every key and its default is described in the schema)"
-    ) from None
+    check_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+except InputError as error:
+    raise WorkflowError(str(error)) from None
+validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
 
 CORE_ENV = "../../envs/core.yaml"
 RESOURCES = config["data"]["resources_dir"]
@@ -113,3 +110,65 @@ def all_targets():
     if USE_ANNOTATIONS:
         targets.append("results/hanna/data/worker_ratings.csv")
     return targets
+
+
+# Inputs and outputs shared by the analysis and figure rules.
+
+def scoreset_inputs(wildcards):
+    base = f"results/{wildcards.dataset}"
+    return {
+        "stories": f"{base}/data/stories.csv",
+        "human": f"{base}/data/human_scores.csv",
+        "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
+        "registry": f"{base}/{wildcards.scoreset}/metrics.csv",
+    }
+
+
+def wanted(figures):
+    """Figures whose level and coefficient the config computes."""
+    analysis = config["analysis"]
+    return [name for name, (level, coefficient, *_) in figures.items()
+            if level in analysis["levels"] and coefficient in analysis["coefficients"]]
+
+
+def figure_targets(base):
+    names = wanted(CRITERIA_FIGURES) + wanted(METRIC_CRITERIA_FIGURES) + wanted(METRIC_METRIC_FIGURES)
+    names.append("fig09_rating_violins")
+    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")]
+
+
+def table_targets(base):
+    tables = [name for name in TABLES if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
+    return [f"{base}/tables/{name}.{ext}" for name in tables for ext in ("csv", "md")]
+
+
+def heatmap_params(figures):
+    def params(wildcards):
+        level, coefficient, *subset = figures[wildcards.fig]
+        return {"level": level, "coefficient": coefficient, "subset": bool(subset and subset[0])}
+
+    return params
+
+
+def figure_outputs(caption):
+    return {
+        ext: report(
+            f"results/{{dataset}}/{{scoreset}}/figures/{{fig}}.{ext}",
+            caption=f"../report/{caption}.rst",
+            category="{dataset} {scoreset}",
+            subcategory="Figures",
+        )
+        for ext in ("pdf", "png")
+    }
+
+
+def table_outputs(name):
+    return {
+        ext: report(
+            f"results/{{dataset}}/{{scoreset}}/tables/{name}.{ext}",
+            caption="../report/table.rst",
+            category="{dataset} {scoreset}",
+            subcategory="Tables",
+        )
+        for ext in ("csv", "md")
+    }

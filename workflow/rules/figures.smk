@@ -32,56 +32,6 @@ METRIC_METRIC_FIGURES = {  # Fig. 5, 6 (representative subset), 20-25 (all metri
 TABLES = ["tab4_system_means", "tab5_top3_pearson", "tab6_borda", "tab8_top5_story", "tab9_top5_system"]
 
 
-def wanted(figures):
-    """Figures whose level and coefficient the config computes."""
-    analysis = config["analysis"]
-    return [name for name, (level, coefficient, *_) in figures.items()
-            if level in analysis["levels"] and coefficient in analysis["coefficients"]]
-
-
-def figure_targets(base):
-    names = wanted(CRITERIA_FIGURES) + wanted(METRIC_CRITERIA_FIGURES) + wanted(METRIC_METRIC_FIGURES)
-    names.append("fig09_rating_violins")
-    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")]
-
-
-def table_targets(base):
-    tables = [name for name in TABLES if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
-    return [f"{base}/tables/{name}.{ext}" for name in tables for ext in ("csv", "md")]
-
-
-def heatmap_params(figures):
-    def params(wildcards):
-        level, coefficient, *subset = figures[wildcards.fig]
-        return {"level": level, "coefficient": coefficient, "subset": bool(subset and subset[0])}
-
-    return params
-
-
-def figure_outputs(caption):
-    return {
-        ext: report(
-            f"results/{{dataset}}/{{scoreset}}/figures/{{fig}}.{ext}",
-            caption=f"../report/{caption}.rst",
-            category="{dataset} {scoreset}",
-            subcategory="Figures",
-        )
-        for ext in ("pdf", "png")
-    }
-
-
-def table_outputs(name):
-    return {
-        ext: report(
-            f"results/{{dataset}}/{{scoreset}}/tables/{name}.{ext}",
-            caption="../report/table.rst",
-            category="{dataset} {scoreset}",
-            subcategory="Tables",
-        )
-        for ext in ("csv", "md")
-    }
-
-
 HEATMAP_INPUTS = {
     "correlations": "results/{dataset}/{scoreset}/correlations.csv",
     "registry": "results/{dataset}/{scoreset}/metrics.csv",

@@ -56,6 +56,24 @@ def correlate(x: np.ndarray, y: np.ndarray, coefficient: str) -> np.ndarray:
     raise ValueError(f"unknown coefficient {coefficient!r}; choose one of {COEFFICIENTS}")
 
 
+def merge_float_ties(values: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
+    """Make values that are equal up to float rounding exactly equal along axis -2 (each takes its group's smallest).
+
+    A mean of discrete ratings (multiples of 1/3) ties across systems far more
+    often than float summation shows: without this, Spearman and Kendall would
+    rank such ties by rounding noise.
+    """
+    order = np.argsort(values, axis=-2, kind="stable")
+    ordered = np.take_along_axis(values, order, axis=-2)
+    scale = np.maximum(np.abs(ordered[..., 1:, :]), np.abs(ordered[..., :-1, :]))
+    starts = np.concatenate([np.ones_like(ordered[..., :1, :], dtype=bool), np.diff(ordered, axis=-2) > rtol * scale], axis=-2)
+    positions = np.arange(values.shape[-2])[:, None]
+    first = np.maximum.accumulate(np.where(starts, positions, 0), axis=-2)
+    merged = np.empty_like(values)
+    np.put_along_axis(merged, order, np.take_along_axis(ordered, first, axis=-2), axis=-2)
+    return merged
+
+
 def story_level(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[np.ndarray, np.ndarray]:
     """HANNA story level: per prompt, correlate over systems; average the prompts.
 
@@ -70,8 +88,12 @@ def story_level(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[np.ndar
 
 
 def system_level(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[np.ndarray, np.ndarray]:
-    """HANNA system level: average each variable over prompts, correlate the S-long vectors."""
-    r = correlate(x.mean(axis=0), y.mean(axis=0), coefficient)
+    """HANNA system level: average each variable over prompts, correlate the S-long vectors.
+
+    Means equal up to float rounding are made equal first, so rank coefficients
+    see the real ties of averaged Likert ratings instead of summation noise.
+    """
+    r = correlate(merge_float_ties(x.mean(axis=0)), merge_float_ties(y.mean(axis=0)), coefficient)
     return r, np.full(r.shape, x.shape[1])
 
 

@@ -1,0 +1,91 @@
+"""Shared plumbing of the figures: Agg figures in seaborn's white style, input checks, deterministic saving."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import matplotlib
+import pandas as pd
+import seaborn as sns
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from storyeval.errors import InputError
+
+# PDF metadata that would change from run to run (or machine to machine) is dropped.
+PDF_METADATA = {"CreationDate": None, "ModDate": None, "Creator": None, "Producer": None}
+PNG_METADATA = {"Software": None}
+# TrueType fonts in the PDF keep the text selectable and editable (Type 3 would not).
+SAVE_RC = {"pdf.fonttype": 42, "svg.hashsalt": "storyeval"}
+
+
+@contextmanager
+def white_style() -> Iterator[None]:
+    """Seaborn's white style (spec section 4, "Heatmaps") for the artists created inside."""
+    with sns.axes_style("white"), matplotlib.rc_context({"font.family": "DejaVu Sans"}):
+        yield
+
+
+def new_figure(width: float, height: float, **kwargs: object) -> Figure:
+    """A figure on the Agg canvas, outside pyplot: no GUI backend and no global figure registry."""
+    figure = Figure(figsize=(width, height), **kwargs)
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def require_columns(frame: object, columns: list[str], function: str) -> pd.DataFrame:
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"{function}: expected a pandas DataFrame, got {type(frame).__name__}; fix: pass a DataFrame")
+    missing = [column for column in columns if column not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{function}: missing column(s) {missing} (has {list(frame.columns)}); fix: pass columns {columns}"
+        )
+    if frame.empty:
+        raise InputError(f"{function}: the frame is empty; fix: pass at least one row")
+    return frame
+
+
+def check_range(values: pd.Series | pd.DataFrame, low: float, high: float, what: str, function: str) -> None:
+    """Reject values outside [low, high] (NaN allowed): a percent passed as a fraction is a wrong figure."""
+    try:
+        numbers = values.to_numpy(dtype=float, na_value=float("nan")).ravel()
+    except (TypeError, ValueError) as error:
+        raise InputError(f"{function}: {what} are not numbers ({error}); fix: pass numeric columns") from error
+    outside = numbers[(numbers < low) | (numbers > high)]
+    if outside.size:
+        raise InputError(
+            f"{function}: {what} must lie in [{low:g}, {high:g}], found {outside[0]:g}; "
+            "fix: pass fractions (r, p, F1), not percents"
+        )
+
+
+def check_present(wanted: list[str], available: pd.Series, what: str, function: str) -> None:
+    missing = [name for name in wanted if name not in set(available)]
+    if missing:
+        raise InputError(f"{function}: {what} {missing} not in the frame; fix: pass {what} that have rows")
+
+
+def first_seen(values: pd.Series) -> list:
+    """Distinct values in order of first appearance (the caller's order, not alphabetical)."""
+    return list(dict.fromkeys(values))
+
+
+def save_figure(fig: Figure, pdf_path: str | Path, png_path: str | Path, dpi: int = 200) -> None:
+    """Write `fig` as a vector PDF and a PNG, then close it.
+
+    Deterministic: time stamps and tool versions are dropped from the
+    metadata, so the same figure gives the same bytes. bbox_inches='tight'
+    grows or trims the page to the drawn artists, so no label is clipped.
+    """
+    pdf_path, png_path = Path(pdf_path), Path(png_path)
+    for path, suffix in ((pdf_path, ".pdf"), (png_path, ".png")):
+        if path.suffix.lower() != suffix:
+            raise InputError(f"save_figure: {str(path)!r} should end with {suffix}; fix: rename the output")
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with matplotlib.rc_context(SAVE_RC):
+        fig.savefig(pdf_path, format="pdf", metadata=PDF_METADATA, bbox_inches="tight", pad_inches=0.05)
+        fig.savefig(png_path, format="png", metadata=PNG_METADATA, dpi=dpi, bbox_inches="tight", pad_inches=0.05)
+    fig.clear()

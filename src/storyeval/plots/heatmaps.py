@@ -1,0 +1,177 @@
+"""Annotated heatmaps of HANNA (Fig. 1-6, 7, 10-38), drawn as spec section 4 "Heatmaps" says.
+
+Seaborn, white style, integer annotations, vmin 0 / vmax 100, square cells,
+no colour bar. Cell size and fonts scale with the matrix, so a 72 x 72
+metric matrix stays legible (5 pt numbers in 0.2 in cells) and a 6 x 6
+criteria matrix looks like an ordinary figure.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.colors import Colormap, ListedColormap
+from matplotlib.figure import Figure
+
+from storyeval.errors import InputError
+from storyeval.plots.base import check_range, first_seen, new_figure, require_columns, white_style
+
+CORRELATION_CMAP = "Blues"
+DARK_GREEN = "#1b7837"
+LIGHT_GREEN = "#c2e6b9"
+SIGNIFICANCE = 0.05
+AVERAGE = "Average"
+PAD_INCHES = 0.08
+
+
+def percent(values: np.ndarray) -> np.ndarray:
+    """abs(round(100 x)): the spec's cell value (rounded first, then absolute; NaN stays NaN)."""
+    return np.abs(np.round(100.0 * np.asarray(values, dtype=float)))
+
+
+def _check_matrix(matrix: object, function: str) -> pd.DataFrame:
+    if not isinstance(matrix, pd.DataFrame) or matrix.empty:
+        raise InputError(f"{function}: expected a non-empty DataFrame (rows x columns); fix: pivot the long table")
+    if matrix.index.has_duplicates or matrix.columns.has_duplicates:
+        raise InputError(f"{function}: repeated row or column labels; fix: one row and one column per variable")
+    try:
+        return matrix.astype(float)
+    except (TypeError, ValueError) as error:
+        raise InputError(f"{function}: non-numeric cell ({error}); fix: pass numbers, NaN where undefined") from error
+
+
+def _layout(n_rows: int, n_cols: int) -> dict[str, float]:
+    """Cell size (inches) and font sizes (points) for an n_rows x n_cols grid."""
+    cell = float(np.clip(6.0 / max(n_rows, n_cols), 0.2, 0.6))
+    cell_points = 72.0 * cell
+    return {
+        "cell": cell,
+        "annot": float(np.clip(0.35 * cell_points, 5.0, 10.0)),
+        "ticks": float(np.clip(0.42 * cell_points, 6.0, 11.0)),
+        "title": float(np.clip(0.42 * cell_points, 6.0, 11.0)) + 3.0,
+    }
+
+
+def _fit_axes(figure: Figure, ax, grid_width: float, grid_height: float) -> None:
+    """Size the figure so that the grid keeps its size and every label around it is inside the page."""
+    renderer = figure.canvas.get_renderer()
+    box = ax.get_tightbbox(renderer, bbox_extra_artists=[]).transformed(figure.dpi_scale_trans.inverted())
+    axes = ax.get_position().transformed(figure.transFigure).transformed(figure.dpi_scale_trans.inverted())
+    left, bottom = axes.x0 - box.x0 + PAD_INCHES, axes.y0 - box.y0 + PAD_INCHES
+    right, top = box.x1 - axes.x1 + PAD_INCHES, box.y1 - axes.y1 + PAD_INCHES
+    width, height = left + grid_width + right, bottom + grid_height + top
+    figure.set_size_inches(width, height)
+    ax.set_position([left / width, bottom / height, grid_width / width, grid_height / height])
+
+
+def _annotated_heatmap(
+    colour: pd.DataFrame,
+    numbers: np.ndarray,
+    title: str,
+    cmap: Colormap,
+    vmin: float,
+    vmax: float,
+    hidden: np.ndarray | None = None,
+    rule_above: int | None = None,
+) -> Figure:
+    """Draw `colour` (rows x columns) with `numbers` as integer text; NaN and `hidden` cells stay blank."""
+    n_rows, n_cols = colour.shape
+    size = _layout(n_rows, n_cols)
+    grid_width, grid_height = n_cols * size["cell"], n_rows * size["cell"]
+    mask = np.isnan(colour.to_numpy(dtype=float)) | np.isnan(numbers)
+    if hidden is not None:
+        mask |= hidden
+    with white_style():
+        figure = new_figure(grid_width + 2.0, grid_height + 2.0)
+        ax = figure.add_axes((0.1, 0.1, 0.8, 0.8))
+        sns.heatmap(
+            colour, ax=ax, mask=mask, annot=numbers, fmt=".0f", cmap=cmap, vmin=vmin, vmax=vmax,
+            square=True, cbar=False, linewidths=0.0, xticklabels=True, yticklabels=True,
+            annot_kws={"fontsize": size["annot"]},
+        )
+        for text in ax.texts:
+            text.set_in_layout(False)  # cell numbers lie inside the grid: skip them when measuring margins
+        ax.set(xlabel="", ylabel="")
+        ax.tick_params(axis="both", length=0, labelsize=size["ticks"], pad=2)
+        if n_cols > 8:
+            ax.set_xticks(ax.get_xticks(), ax.get_xticklabels(), rotation=90)
+        else:
+            ax.set_xticks(ax.get_xticks(), ax.get_xticklabels(), rotation=45, ha="right", rotation_mode="anchor")
+        ax.set_yticks(ax.get_yticks(), ax.get_yticklabels(), rotation=0)
+        if rule_above is not None:
+            ax.axhline(rule_above, color="0.2", linewidth=0.8)
+        ax.set_title(title, fontsize=size["title"])
+        _fit_axes(figure, ax, grid_width, grid_height)
+    return figure
+
+
+def _correlation_cmap() -> Colormap:
+    return sns.color_palette(CORRELATION_CMAP, as_cmap=True).with_extremes(bad="white")
+
+
+def correlation_heatmap(
+    matrix: pd.DataFrame, title: str, lower_triangle: bool = False, average_row: bool = False
+) -> Figure:
+    """Heatmap of absolute correlations in percent (HANNA Fig. 1-6, 10-25).
+
+    `matrix` holds SIGNED r (rows x columns, in the order to draw). Cells show
+    abs(round(100 r)) (spec section 4); NaN cells are blank.
+    lower_triangle: metric x metric and criteria x criteria figures; needs a
+    square matrix with the same labels on both axes; the diagonal is kept.
+    average_row: metric x criteria figures (rows = criteria, columns =
+    metrics); appends "Average" = mean over the rows of |r| per column
+    (NaN skipped), shown as round(100 mean|r|), below a thin rule.
+    """
+    function = "correlation_heatmap"
+    matrix = _check_matrix(matrix, function)
+    check_range(matrix, -1.0, 1.0, "correlations", function)
+    hidden = None
+    if lower_triangle and average_row:
+        raise InputError(f"{function}: lower_triangle and average_row together make no spec figure; fix: pick one")
+    if lower_triangle:
+        if list(matrix.index) != list(matrix.columns):
+            raise InputError(
+                f"{function}: lower_triangle needs the same labels, in the same order, on rows and columns; "
+                "fix: reindex the matrix with one variable list"
+            )
+        hidden = np.triu(np.ones(matrix.shape, dtype=bool), k=1)
+    shown = pd.DataFrame(percent(matrix.to_numpy()), index=matrix.index, columns=matrix.columns)
+    rule = None
+    if average_row:
+        if AVERAGE in matrix.index:
+            raise InputError(f"{function}: the matrix already has a row {AVERAGE!r}; fix: pass the criteria rows only")
+        average = pd.DataFrame([np.round(100.0 * matrix.abs().mean(axis=0)).to_numpy()], index=[AVERAGE], columns=matrix.columns)
+        shown, rule = pd.concat([shown, average]), len(matrix)
+    return _annotated_heatmap(shown, shown.to_numpy(), title, _correlation_cmap(), 0.0, 100.0, hidden, rule)
+
+
+def pvalue_heatmap(matrix: pd.DataFrame, title: str, alpha: float = SIGNIFICANCE) -> Figure:
+    """Williams-test p-values (HANNA Fig. 27-38): rows metric A, columns metric B, p of "A beats B".
+
+    Cell text round(100 p); dark green where p < alpha (0.05), light green
+    otherwise, white where no test was run (NaN, e.g. the diagonal).
+    """
+    function = "pvalue_heatmap"
+    matrix = _check_matrix(matrix, function)
+    check_range(matrix, 0.0, 1.0, "p-values", function)
+    significant = matrix.where(matrix.isna(), (matrix < alpha).astype(float))
+    cmap = ListedColormap([LIGHT_GREEN, DARK_GREEN]).with_extremes(bad="white")
+    return _annotated_heatmap(significant, np.round(100.0 * matrix.to_numpy()), title, cmap, 0.0, 1.0)
+
+
+def f1_heatmap(frame: pd.DataFrame, title: str) -> Figure:
+    """Weighted F1 of pairwise system comparison (HANNA Fig. 7, 26) in percent.
+
+    `frame`: one row per (metric, criterion) with f1 in [0, 1]; rows of the
+    figure = metrics, columns = criteria, both in order of first appearance.
+    """
+    function = "f1_heatmap"
+    require_columns(frame, ["metric", "criterion", "f1"], function)
+    check_range(frame["f1"], 0.0, 1.0, "f1", function)
+    if frame.duplicated(["metric", "criterion"]).any():
+        raise InputError(f"{function}: a (metric, criterion) pair repeats; fix: one F1 per pair")
+    table = frame.pivot(index="metric", columns="criterion", values="f1")
+    table = table.reindex(index=first_seen(frame["metric"]), columns=first_seen(frame["criterion"]))
+    shown = pd.DataFrame(percent(table.to_numpy()), index=table.index, columns=table.columns)
+    return _annotated_heatmap(shown, shown.to_numpy(), title, _correlation_cmap(), 0.0, 100.0)

@@ -1,0 +1,117 @@
+"""Williams test for two dependent correlations sharing one variable (HANNA Fig. 27-38).
+
+Williams (1959), in Steiger's (1980) form, as recommended by Graham & Baldwin
+(2014); spec PAPERS.md sections 1 and 4. Variable 1 is the human criterion,
+2 and 3 two metrics; one-sided, H1: r12 > r13.
+
+The test needs one r per pair of variables and the number of items n.
+System level: Pearson over the S = 10 system means, n = S. Story level, which
+the paper leaves open, has two modes (`williams_inputs(..., story_mode=...)`):
+- "per_prompt" (default): r = mean over prompts of the per-prompt Pearson over
+  the S systems (the same story-level r as the figures), n = S, the number of
+  items each averaged r was computed on. Conservative: averaging over 96
+  prompts makes r more precise than n = 10 assumes (on HANNA no story-level
+  test then reaches p < 0.05). The spec's "n = 96 at story level" can be had
+  by passing that n to `williams_table` with these r.
+- "pooled": Pearson over all P x S (prompt, system) stories, n = P x S.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from storyeval.errors import InputError
+from storyeval.stats.correlation import correlate, story_level, system_level
+
+STORY_MODES = ("per_prompt", "pooled")
+
+
+def williams_test(r12, r13, r23, n) -> tuple[np.ndarray, np.ndarray]:
+    """Williams t and one-sided p (H1: r12 > r13), broadcast over array inputs.
+
+    K = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23;
+    t = (r12 - r13) sqrt((n-1)(1+r23)) / sqrt(2K(n-1)/(n-3) + ((r12+r13)^2/4)(1-r23)^3);
+    p = P(T > t), T ~ Student t with n-3 df. NaN in, NaN out; an undefined t
+    (e.g. two identical metrics: 0/0) is NaN too.
+    """
+    r12, r13, r23, n = (np.asarray(a, dtype=float) for a in (r12, r13, r23, n))
+    for name, r in (("r12", r12), ("r13", r13), ("r23", r23)):
+        if np.any(np.abs(r) > 1 + 1e-9):
+            raise InputError(f"williams_test: {name} has a correlation outside [-1, 1]; fix: pass Pearson r values")
+    if np.any(~(n > 3)):
+        raise InputError("williams_test: n must be > 3 (the test has n-3 degrees of freedom); fix: correlate over more items")
+    k = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denominator = np.sqrt(2 * k * (n - 1) / (n - 3) + ((r12 + r13) ** 2 / 4) * (1 - r23) ** 3)
+        t = (r12 - r13) * np.sqrt((n - 1) * (1 + r23)) / denominator
+    return t, stats.t.sf(t, n - 3)
+
+
+def williams_table(
+    r_metric_criterion: np.ndarray,
+    r_metric_metric: np.ndarray,
+    n: int | np.ndarray,
+    metrics: list[str],
+    criteria: list[str],
+    level: str,
+) -> pd.DataFrame:
+    """Williams test for every criterion and ordered metric pair a != b: is |r_a| > |r_b|?
+
+    `r_metric_criterion` [M, C], `r_metric_metric` [M, M], signed Pearson r;
+    `n` a scalar or an array broadcastable to [M (a), M (b), C].
+    The test takes r12 = |r_a|, r13 = |r_b| and r23 = r_ab sign(r_a) sign(r_b):
+    flipping a metric's sign flips its correlation with the other metric too.
+    (The authors' loop took abs() of r12 in place and lost its sign after the
+    first column, so r23 was oriented wrongly: a bug, not followed here.)
+    Returns columns level, criterion, metric_a, metric_b, r_a, r_b, r_ab
+    (signed, as given), r_ab_oriented (the r23 tested), n, t, p; criterion-major rows.
+    """
+    r_mc = np.asarray(r_metric_criterion, dtype=float)
+    r_mm = np.asarray(r_metric_metric, dtype=float)
+    m, c = len(metrics), len(criteria)
+    if r_mc.shape != (m, c) or r_mm.shape != (m, m):
+        raise InputError(
+            f"williams_table: shapes {r_mc.shape}, {r_mm.shape} do not match {m} metrics x {c} criteria; "
+            "fix: pass [M, C] and [M, M] correlation matrices in the order of the names"
+        )
+    sign = np.where(r_mc < 0, -1.0, 1.0)  # r = 0 counts as positive: any orientation is valid there
+    r_a, r_b = r_mc[:, None, :], r_mc[None, :, :]
+    r_ab = np.broadcast_to(r_mm[:, :, None], (m, m, c))
+    oriented = r_ab * sign[:, None, :] * sign[None, :, :]
+    n_abc = np.broadcast_to(np.asarray(n, dtype=float), (m, m, c))
+    t, p = williams_test(np.abs(r_a), np.abs(r_b), oriented, n_abc)
+    a, b = np.nonzero(~np.eye(m, dtype=bool))
+    columns = {
+        "r_a": np.broadcast_to(r_a, (m, m, c)), "r_b": np.broadcast_to(r_b, (m, m, c)),
+        "r_ab": r_ab, "r_ab_oriented": oriented, "n": n_abc, "t": t, "p": p,
+    }
+    names = np.asarray(metrics, dtype=object)
+    return pd.DataFrame({
+        "level": level,
+        "criterion": np.repeat(np.asarray(criteria, dtype=object), len(a)),
+        "metric_a": np.tile(names[a], c),
+        "metric_b": np.tile(names[b], c),
+        **{key: value[a, b, :].T.ravel() for key, value in columns.items()},
+    })
+
+
+def williams_inputs(
+    human: np.ndarray, metrics: np.ndarray, level: str, story_mode: str = "per_prompt"
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Pearson inputs of `williams_table` from cubes `human` [P, S, C], `metrics` [P, S, M].
+
+    Returns (r_metric_criterion [M, C], r_metric_metric [M, M], n); see the module docstring.
+    """
+    if human.shape[:2] != metrics.shape[:2]:
+        raise InputError(f"williams_inputs: cubes {human.shape} and {metrics.shape} differ in prompts/systems; fix: build both on the same stories")
+    p, s = human.shape[:2]
+    if level == "system":
+        return system_level(metrics, human, "pearson")[0], system_level(metrics, metrics, "pearson")[0], s
+    if level != "story" or story_mode not in STORY_MODES:
+        raise InputError(f"williams_inputs: level {level!r}, story_mode {story_mode!r}; fix: level 'story' or 'system', story_mode one of {STORY_MODES}")
+    if story_mode == "per_prompt":
+        return story_level(metrics, human, "pearson")[0], story_level(metrics, metrics, "pearson")[0], s
+    flat_h, flat_m = human.reshape(p * s, -1), metrics.reshape(p * s, -1)
+    return correlate(flat_m, flat_h, "pearson"), correlate(flat_m, flat_m, "pearson"), p * s

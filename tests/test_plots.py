@@ -1,0 +1,236 @@
+"""Figures on real HANNA data: the drawn numbers, colours and layout are read back from the artists."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_rgba
+from scipy.stats import pearsonr, spearmanr
+from sklearn.metrics import f1_score
+
+from storyeval.analysis import correlation_table
+from storyeval.criteria import CRITERIA
+from storyeval.data.hanna import read_released_scores
+from storyeval.data.scoreset import analysed_systems, build_cube
+from storyeval.errors import InputError
+from storyeval.plots import (
+    correlation_heatmap, f1_heatmap, pvalue_heatmap, ranking_comparison, rating_violins, save_figure, topk_lines,
+)
+from storyeval.plots.heatmaps import DARK_GREEN, LIGHT_GREEN
+from storyeval.stats.ranking import borda
+
+HANNA = "/work/shared/data/hanna/hanna_metric_scores.csv"
+SMALL = 8  # metrics in the small matrices
+
+
+@pytest.fixture(scope="module")
+def hanna():
+    released = read_released_scores(HANNA)
+    systems = analysed_systems(released.stories, "Human")
+    human = build_cube(released.stories, released.human_scores, "criterion", "score", CRITERIA, systems, "hanna")
+    metrics = build_cube(released.stories, released.scores, "metric", "value", list(released.registry.slug), systems, "hanna")
+    table = correlation_table(human, metrics, ["story"], ["pearson", "spearman", "kendall"])
+    labels = dict(zip(released.registry.slug, released.registry.label))
+    table["x"] = table["x"].map(lambda name: labels.get(name, name))
+    table["y"] = table["y"].map(lambda name: labels.get(name, name))
+    return {"released": released, "human": human, "metrics": metrics, "table": table, "labels": labels}
+
+
+def matrix(table: pd.DataFrame, kind: str, coefficient: str = "kendall") -> pd.DataFrame:
+    rows = table[(table["kind"] == kind) & (table["coefficient"] == coefficient)]
+    return rows.pivot(index="x", columns="y", values="r").reindex(
+        index=list(dict.fromkeys(rows["x"])), columns=list(dict.fromkeys(rows["y"]))
+    )
+
+
+def drawn_numbers(figure) -> dict[tuple[int, int], str]:
+    """{(row, column): text} of the cell annotations (each sits at the cell centre)."""
+    ax = figure.axes[0]
+    return {(int(text.get_position()[1]), int(text.get_position()[0])): text.get_text() for text in ax.texts}
+
+
+def cell_colours(figure) -> np.ndarray:
+    mesh = figure.axes[0].collections[0]
+    rows, columns = mesh.get_array().shape
+    return mesh.get_facecolors().reshape(rows, columns, 4)
+
+
+def expected_percent(frame: pd.DataFrame, keep=lambda row, column: True) -> dict[tuple[int, int], str]:
+    # Independent formula: Python's round, then abs, per cell (spec section 4).
+    return {
+        (i, j): str(abs(round(100 * value)))
+        for i, row in enumerate(frame.to_numpy()) for j, value in enumerate(row)
+        if not np.isnan(value) and keep(i, j)
+    }
+
+
+def test_lower_triangle_shows_abs_rounded_percent_and_hides_the_upper_cells(hanna):
+    r = matrix(hanna["table"], "metric_metric").iloc[:SMALL, :SMALL].copy()
+    r.iloc[5, 2] = np.nan  # a missing correlation is drawn blank
+    figure = correlation_heatmap(r, "Story-level Kendall", lower_triangle=True)
+    drawn = drawn_numbers(figure)
+    assert drawn == expected_percent(r, keep=lambda i, j: j <= i)
+    assert (5, 2) not in drawn and all(j <= i for i, j in drawn)
+    assert drawn[(0, 0)] == "100"  # the diagonal stays
+    assert (np.sign(r.to_numpy()[np.tril_indices(SMALL)]) < 0).any()  # signed input really was made absolute
+    hidden = figure.axes[0].collections[0].get_array().mask
+    assert hidden[np.triu_indices(SMALL, k=1)].all() and hidden[5, 2] and not hidden[np.diag_indices(SMALL)].any()
+    assert np.allclose(cell_colours(figure)[0, 1], to_rgba("white"))
+    assert [label.get_text() for label in figure.axes[0].get_yticklabels()] == list(r.index)
+    assert [label.get_text() for label in figure.axes[0].get_xticklabels()] == list(r.columns)
+
+
+def test_average_row_is_the_mean_absolute_correlation_over_the_criteria(hanna):
+    r = matrix(hanna["table"], "metric_criterion").iloc[:SMALL].T  # rows criteria, columns metrics
+    figure = correlation_heatmap(r, "Story-level Kendall, metrics x criteria", average_row=True)
+    labels = [label.get_text() for label in figure.axes[0].get_yticklabels()]
+    assert labels == CRITERIA + ["Average"]
+    drawn = drawn_numbers(figure)
+    average_row = len(CRITERIA)
+    expected = expected_percent(r)
+    for j, metric in enumerate(r.columns):
+        mean_abs = statistics.fmean(abs(value) for value in r[metric])
+        expected[(average_row, j)] = str(round(100 * mean_abs))
+    assert drawn == expected
+    assert figure.axes[0].lines[0].get_ydata()[0] == average_row  # the rule separating "Average"
+
+
+def test_pvalue_cells_dark_green_when_significant_light_otherwise_white_without_a_test(hanna):
+    means = hanna["metrics"].values.mean(axis=0)[:, :6]  # system-level metric means, 10 systems
+    names = [hanna["labels"][name] for name in hanna["metrics"].names[:6]]
+    p = np.full((6, 6), np.nan)
+    for i, j in itertools.permutations(range(6), 2):
+        p[i, j] = pearsonr(means[:, i], means[:, j]).pvalue
+    p = pd.DataFrame(p, index=names, columns=names)
+    assert (p < 0.05).any().any() and (p >= 0.05).any().any()
+    figure = pvalue_heatmap(p, "p-values")
+    colours = cell_colours(figure)
+    for i, j in itertools.product(range(6), repeat=2):
+        value = p.iloc[i, j]
+        want = "white" if np.isnan(value) else DARK_GREEN if value < 0.05 else LIGHT_GREEN
+        assert np.allclose(colours[i, j], to_rgba(want)), (i, j, value)
+    assert drawn_numbers(figure) == expected_percent(p)
+
+
+def pair_labels(means: np.ndarray) -> list[int]:
+    # 1 if the first system of the pair is higher, 2 if the second, 0 on a tie.
+    return [int(np.sign(means[a] - means[b]) % 3) for a, b in itertools.combinations(range(len(means)), 2)]
+
+
+def test_f1_heatmap_rows_metrics_columns_criteria_in_percent(hanna):
+    human = hanna["human"].values.mean(axis=0)
+    metrics = hanna["metrics"].values.mean(axis=0)[:, :5]
+    rows = [
+        {"metric": hanna["labels"][name], "criterion": criterion,
+         "f1": f1_score(pair_labels(human[:, c]), pair_labels(metrics[:, m]), average="weighted")}
+        for m, name in enumerate(hanna["metrics"].names[:5]) for c, criterion in enumerate(CRITERIA)
+    ]
+    frame = pd.DataFrame(rows)
+    figure = f1_heatmap(frame, "Weighted F1")
+    table = frame.pivot(index="metric", columns="criterion", values="f1").reindex(
+        index=list(dict.fromkeys(frame["metric"])), columns=CRITERIA
+    )
+    assert drawn_numbers(figure) == expected_percent(table)
+    assert [label.get_text() for label in figure.axes[0].get_xticklabels()] == CRITERIA
+
+
+def test_violins_one_panel_per_criterion_cut_at_the_data_range(hanna):
+    released = hanna["released"]
+    scores = released.human_scores.merge(released.stories, on="story_id")
+    systems = list(dict.fromkeys(released.stories["system"]))
+    figure = rating_violins(scores, systems, CRITERIA)
+    assert [ax.get_title() for ax in figure.axes] == CRITERIA
+    for ax, criterion in zip(figure.axes, CRITERIA):
+        assert [label.get_text() for label in ax.get_xticklabels()] == systems
+        bodies = ax.collections[: len(systems)]
+        for position, (system, body) in enumerate(zip(systems, bodies)):
+            vertices = np.concatenate([path.vertices for path in body.get_paths()])
+            observed = scores.loc[(scores["system"] == system) & (scores["criterion"] == criterion), "score"]
+            assert vertices[:, 1].min() == pytest.approx(observed.min())
+            assert vertices[:, 1].max() == pytest.approx(observed.max())
+            assert vertices[:, 0].mean() == pytest.approx(position, abs=0.05)
+
+
+def test_topk_lines_reversed_axis_and_legend_outside(hanna):
+    human, metrics = hanna["human"].values.mean(axis=0), hanna["metrics"].values.mean(axis=0)
+    chosen = {"bleu": "BLEU", "chrf": "chrF", "bertscore-recall": "BERTScore Recall"}
+    columns = [hanna["metrics"].names.index(slug) for slug in chosen]
+    rows = []
+    for c, criterion in enumerate(CRITERIA[:2]):
+        order = np.argsort(-np.round(human[:, c], 2), kind="stable")
+        for k in range(10, 3, -1):
+            top = order[:k]
+            for column, label in zip(columns, chosen.values()):
+                rows.append((criterion, k, label, abs(spearmanr(metrics[top, column], human[top, c]).statistic)))
+    frame = pd.DataFrame(rows, columns=["criterion", "k", "metric", "abs_r"])
+    figure = topk_lines(frame, "Top-k systems")
+    panels = [ax for ax in figure.axes if ax.get_title() in CRITERIA]
+    assert [ax.get_title() for ax in panels] == CRITERIA[:2]
+    for ax, criterion in zip(panels, CRITERIA[:2]):
+        left, right = ax.get_xlim()
+        assert left > right  # k decreases to the right
+        for line, label in zip(ax.lines, chosen.values()):
+            want = frame[(frame["criterion"] == criterion) & (frame["metric"] == label)].sort_values("k")
+            assert list(line.get_xdata()) == list(want["k"])
+            assert np.allclose(line.get_ydata(), 100 * want["abs_r"])
+    legend = figure.legends[0]
+    assert [text.get_text() for text in legend.get_texts()] == list(chosen.values())
+    figure.canvas.draw()
+    assert legend.get_window_extent().x0 >= max(ax.get_window_extent().x1 for ax in panels)
+
+
+def test_ranking_bars_show_the_published_story_level_borda_top(hanna):
+    counts = borda(hanna["table"][hanna["table"]["kind"] == "metric_criterion"], {"story": ["story"]})
+    figure = ranking_comparison(counts, "Borda", top=5)
+    ax = figure.axes[0]
+    names = [label.get_text() for label in ax.get_yticklabels()]
+    widths = [bar.get_width() for bar in ax.patches]
+    # HANNA Tab. 6, story level: chrF 1237, S3-Pyramid 1198, ROUGE-1 Recall 1186.
+    assert names[:3] == ["chrF", "S3-Pyramid", "ROUGE-1 Recall"]
+    assert widths[:3] == pytest.approx([1237, 1198, 1186])
+    assert widths == sorted(counts["borda"], reverse=True)[:5] and len(widths) == 5
+
+
+def test_72_metrics_render_legibly_inside_the_page(hanna):
+    r = matrix(hanna["table"], "metric_metric")
+    big = correlation_heatmap(r, "72 x 72", lower_triangle=True)
+    small = correlation_heatmap(matrix(hanna["table"], "criteria"), "6 x 6", lower_triangle=True)
+    assert len(big.axes[0].texts) == 72 * 73 // 2
+    assert min(text.get_fontsize() for text in big.axes[0].texts) >= 5
+    cell = {name: f.axes[0].get_position().width * f.get_figwidth() / n for name, f, n in [("big", big, 72), ("small", small, 6)]}
+    assert cell["small"] > cell["big"] >= 0.2
+    renderer = big.canvas.get_renderer()
+    page = big.bbox
+    ax = big.axes[0]
+    for artist in [ax.title, *ax.get_xticklabels(), *ax.get_yticklabels()]:
+        box = artist.get_window_extent(renderer)
+        assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1, artist.get_text()
+
+
+def test_save_figure_is_byte_identical_and_vector(hanna, tmp_path):
+    r = matrix(hanna["table"], "criteria")
+    for run in ("a", "b"):
+        save_figure(correlation_heatmap(r, "Criteria", lower_triangle=True), tmp_path / f"{run}.pdf", tmp_path / f"{run}.png")
+    pdf, png = (tmp_path / "a.pdf").read_bytes(), (tmp_path / "a.png").read_bytes()
+    assert pdf == (tmp_path / "b.pdf").read_bytes() and png == (tmp_path / "b.png").read_bytes()
+    assert pdf.startswith(b"%PDF") and b"CreationDate" not in pdf and b"/Type /Font" in pdf
+    assert png.startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("call", [
+    lambda r: correlation_heatmap(100 * r, "percent passed"),
+    lambda r: correlation_heatmap(r.iloc[:, :3], "not square", lower_triangle=True),
+    lambda r: correlation_heatmap(r, "both", lower_triangle=True, average_row=True),
+    lambda r: pvalue_heatmap(r - 1, "negative p"),
+    lambda r: f1_heatmap(pd.DataFrame({"metric": ["a"], "f1": [0.5]}), "no criterion"),
+    lambda r: rating_violins(pd.DataFrame({"system": ["A"], "criterion": ["Relevance"], "score": [3.0]}), ["B"], ["Relevance"]),
+    lambda r: topk_lines(pd.DataFrame({"criterion": ["RE"], "k": [4], "metric": ["a"], "abs_r": [-0.2]}), "negative"),
+    lambda r: save_figure(correlation_heatmap(r, "x"), "out.png", "out.pdf"),
+])
+def test_bad_input_raises_input_error(hanna, call):
+    with pytest.raises(InputError):
+        call(matrix(hanna["table"], "criteria"))
