@@ -11,6 +11,7 @@ configfile: "config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/stats.smk"
 include: "workflow/rules/figures.smk"
 
 

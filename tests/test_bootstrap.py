@@ -7,8 +7,9 @@ import pytest
 from sklearn.metrics import f1_score
 
 from storyeval.errors import InputError
+from storyeval.stats.resampling import prompt_resamples, resample_counts
 from storyeval.stats.bootstrap import (
-    bootstrap_f1, bootstrap_labels, label_table, pairwise_labels, resample_counts, system_pairs,
+    bootstrap_f1, bootstrap_labels, label_table, pairwise_labels, system_pairs,
 )
 
 HANNA = Path("/work/shared/data/hanna/hanna_metric_scores.csv")
@@ -34,7 +35,7 @@ def brute_force_labels(values: np.ndarray, n_resamples: int, seed: int, confiden
 def test_pairs_and_counts():
     first, second = system_pairs(10)
     assert len(first) == 45 and list(zip(first, second)) == list(combinations(range(10), 2))
-    counts = resample_counts(7, 50, seed=3)
+    counts = resample_counts(prompt_resamples(7, 50, seed=3), 7)
     indices = np.random.default_rng(3).integers(0, 7, size=(50, 7))
     assert counts.shape == (50, 7) and (counts.sum(axis=1) == 7).all()
     assert np.array_equal(counts[4], np.bincount(indices[4], minlength=7))
@@ -91,8 +92,8 @@ def test_same_seed_identical_different_seed_may_differ():
     values = np.random.default_rng(8).normal(size=(25, 6, 2)) * 0.3 + np.arange(6)[None, :, None] * 0.05
     a = pairwise_labels(values, 300, seed=4)
     assert a.tobytes() == pairwise_labels(values, 300, seed=4).tobytes()
-    assert np.array_equal(resample_counts(25, 300, 4), resample_counts(25, 300, 4))
-    assert not np.array_equal(resample_counts(25, 300, 4), resample_counts(25, 300, 5))
+    assert np.array_equal(resample_counts(prompt_resamples(25, 300, 4), 25), resample_counts(prompt_resamples(25, 300, 4), 25))
+    assert not np.array_equal(resample_counts(prompt_resamples(25, 300, 4), 25), resample_counts(prompt_resamples(25, 300, 5), 25))
 
 
 def test_bad_input():

@@ -36,19 +36,43 @@ def test_every_figure_and_table_rendered(finished_run):
     base = finished_run / "results/hanna/released"
     figures = sorted(path.stem for path in (base / "figures").glob("*.png"))
     numbers = sorted({name[3:5] for name in figures})
-    assert numbers == sorted(f"{n:02d}" for n in [1, 2, 3, 4, 5, 6, 9] + list(range(10, 26)))
+    assert numbers == [f"{n:02d}" for n in range(1, 39)]  # every HANNA figure
+    assert len([name for name in figures if "williams" in name]) == 24  # 27-38, all metrics and subset
     assert all((base / "figures" / f"{name}.pdf").stat().st_size > 1000 for name in figures)
     tables = {path.name for path in (base / "tables").iterdir()}
-    assert {f"tab{n}" for n in [4, 5, 6, 8, 9]} == {name.split("_")[0] for name in tables}
+    assert {f"tab{n}" for n in [3, 4, 5, 6, 8, 9]} <= {name.split("_")[0] for name in tables}
+    assert {"kemeny_consensus.md", "reanalysis1_sum_of_ranks.md", "reanalysis2_top_k.md", "reanalysis2_coefficient_agreement.md"} <= tables
 
 
 def test_rerun_gives_identical_tables(finished_run, tmp_path):
+    """Same config, another directory, --cores 1 instead of 2: byte-identical tables, resampling included."""
     workdir = make_workdir(tmp_path / "again")
-    targets = ["results/hanna/released/correlations.csv", "results/hanna/released/borda.csv",
-               "results/hanna/released/tables/tab4_system_means.csv", "results/hanna/released/tables/tab8_top5_story.md"]
-    assert run_snakemake(workdir, "--cores", "1", *targets).returncode == 0
+    base = "results/hanna/released"
+    targets = [f"{base}/{name}" for name in ["correlations.csv", "borda.csv", "bootstrap_f1.csv", "correlation_ci.csv",
+                                             "williams.csv", "kemeny.csv", "topk.csv", "icc.csv",
+                                             "tables/tab4_system_means.csv", "tables/tab8_top5_story.md"]]
+    result = run_snakemake(workdir, "--cores", "1", *targets)
+    assert result.returncode == 0, result.stderr[-2000:]
     for target in targets:
         assert filecmp.cmp(finished_run / target, workdir / target, shallow=False), target
+
+
+def test_issue3_statistics_on_released_scores(finished_run):
+    base = finished_run / "results/hanna/released"
+    williams = pd.read_csv(base / "williams.csv")
+    assert set(williams.columns) >= {"level", "criterion", "metric_a", "metric_b", "r_a", "r_b", "r_ab", "n", "t", "p"}
+    assert len(williams) == 2 * 6 * 72 * 71
+    assert williams.loc[williams.level == "system", "n"].eq(10).all()
+    f1 = pd.read_csv(base / "bootstrap_f1.csv")
+    assert len(f1) == 72 * 6 and f1["f1"].between(0, 1).all()
+    intervals = pd.read_csv(base / "correlation_ci.csv")
+    assert (intervals["ci_low"] <= intervals["ci_high"]).all()
+    summary = pd.read_csv(base / "kemeny_summary.csv").set_index("level")
+    assert (summary["kemeny_score"] <= summary["borda_score"]).all()
+    icc = pd.read_csv(base / "icc.csv")
+    assert set(icc["form"]) == {"ICC2k", "ICC1k"} and icc["layout"].str.contains("positions").all()
+    topk = pd.read_csv(base / "topk.csv")
+    assert sorted(topk["k"].unique()) == list(range(4, 11))
 
 
 def test_report_builds(finished_run):

@@ -87,3 +87,12 @@ def correlation_matrix(
     if kind == "metric_criterion":
         return matrix.loc[order, criteria].T.rename(columns=labels)
     return matrix.loc[order, order].rename(index=labels, columns=labels)
+
+
+def with_labels(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric") -> pd.DataFrame:
+    """Insert the display label of each slug in `column` right after it (degenerate releases marked †)."""
+    marks = registry["degenerate_release"].map({True: "†", False: ""}) if "degenerate_release" in registry else ""
+    labels = dict(zip(registry["slug"], registry["label"] + marks))
+    frame = frame.copy()
+    frame.insert(frame.columns.get_loc(column) + 1, f"{column}_label" if column != "metric" else "label", frame[column].map(labels))
+    return frame

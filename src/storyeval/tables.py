@@ -55,3 +55,36 @@ def tab6_borda(borda: pd.DataFrame, k: int = 5) -> pd.DataFrame:
     table = pd.DataFrame(columns)
     table.insert(0, "Rank", range(1, len(table) + 1))
     return table
+
+
+def tab3_icc(icc: pd.DataFrame) -> pd.DataFrame:
+    """Criteria x (layout, form): `ICC [ci_low, ci_high]`."""
+    frame = icc.assign(
+        cell=icc.apply(lambda row: f"{row['icc']:.3f} [{row['ci_low']:.3f}, {row['ci_high']:.3f}]", axis=1),
+        column=icc["form"] + " (" + icc["layout"] + ")",
+    )
+    table = frame.pivot(index="criterion", columns="column", values="cell")
+    table = table.reindex(index=[c for c in CRITERIA if c in table.index], columns=list(dict.fromkeys(frame["column"])))
+    return table.rename_axis(columns=None).reset_index().rename(columns={"criterion": "Criterion"})
+
+
+def kemeny_consensus(consensus: pd.DataFrame, summary: pd.DataFrame, k: int = 5) -> pd.DataFrame:
+    """Per level: the Kemeny top-k beside Borda's, and both Kemeny scores (lower is better)."""
+    rows = []
+    for level, group in consensus.groupby("level", sort=False):
+        stats = summary.set_index("level").loc[level]
+        kemeny = group.sort_values("kemeny_rank").head(k)["label"].tolist()
+        borda = group.sort_values("borda_rank").head(k)["label"].tolist()
+        rows.append({
+            "Level": level, "Method": stats["method"],
+            f"Kemeny top {k}": ", ".join(kemeny), f"Borda top {k}": ", ".join(borda),
+            "Kemeny score (Kemeny)": stats["kemeny_score"], "Kemeny score (Borda)": stats["borda_score"],
+            "Kendall distance": stats["kendall_distance"],
+        })
+    return pd.DataFrame(rows)
+
+
+def rounded(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """A tidy result table as is, floats to `digits` significant digits (small p-values stay visible)."""
+    floats = frame.select_dtypes("float").columns
+    return frame.assign(**{column: frame[column].map(lambda v: float(f"{v:.{digits}g}")) for column in floats})

@@ -23,6 +23,8 @@ CORE_ENV = "../../envs/core.yaml"
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
 SCORESETS = ["released"]
+STATS_TABLES = ["williams", "bootstrap_f1", "topk", "icc", "kemeny", "kemeny_summary", "correlation_ci",
+                "reanalysis1_sum_of_ranks", "reanalysis2_top_k", "reanalysis2_coefficient_agreement"]
 DATASETS = ["hanna"]
 
 
@@ -89,8 +91,14 @@ def check_metric_names():
     registry = released_registry()
     if registry is None:
         return  # validated again by the figure rules once the file is fetched
+    lists = {
+        "figures.representative_metrics": config["figures"]["representative_metrics"],
+        "stats.topk.metrics": config["stats"]["topk"]["metrics"],
+        "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
+    }
     try:
-        resolve_metrics(config["figures"]["representative_metrics"], registry, "config.yaml figures.representative_metrics")
+        for key, names in lists.items():
+            resolve_metrics(names, registry, f"config.yaml {key}")
     except InputError as error:
         raise WorkflowError(str(error)) from None
 
@@ -101,14 +109,14 @@ USE_ANNOTATIONS = annotations_available()
 
 def analysis_targets(dataset, scoreset):
     base = f"results/{dataset}/{scoreset}"
-    tables = ["correlations", "system_means", "top_metrics", "borda"]
+    tables = ["correlations", "system_means", "top_metrics", "borda"] + STATS_TABLES
     return [f"{base}/{name}.csv" for name in tables] + table_targets(base) + figure_targets(base)
 
 
 def all_targets():
     targets = [hanna_path("license")] + analysis_targets("hanna", "released")
     if USE_ANNOTATIONS:
-        targets.append("results/hanna/data/worker_ratings.csv")
+        targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
     return targets
 
 
@@ -133,12 +141,14 @@ def wanted(figures):
 
 def figure_targets(base):
     names = wanted(CRITERIA_FIGURES) + wanted(METRIC_CRITERIA_FIGURES) + wanted(METRIC_METRIC_FIGURES)
-    names.append("fig09_rating_violins")
+    names += ["fig09_rating_violins", "fig07_bootstrap_f1_subset", "fig26_bootstrap_f1", "fig08_topk_systems"]
+    if "story" in config["analysis"]["levels"] or "system" in config["analysis"]["levels"]:
+        names += [name for name, (level, _, _) in WILLIAMS_FIGURES.items() if level in config["analysis"]["levels"]]
     return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")]
 
 
 def table_targets(base):
-    tables = [name for name in TABLES if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
+    tables = [name for name in TABLES + STATS_TABLE_RENDERINGS if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
     return [f"{base}/tables/{name}.{ext}" for name in tables for ext in ("csv", "md")]
 
 
@@ -172,3 +182,11 @@ def table_outputs(name):
         )
         for ext in ("csv", "md")
     }
+
+
+def icc_inputs(wildcards):
+    """Released rater positions always; the raw file's worker-id judges when it is used."""
+    inputs = {"positions": f"results/{wildcards.dataset}/data/rater_ratings.csv"}
+    if wildcards.dataset == "hanna" and USE_ANNOTATIONS:
+        inputs["workers"] = "results/hanna/data/worker_ratings.csv"
+    return inputs

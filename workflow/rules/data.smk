@@ -36,3 +36,16 @@ rule normalise_hanna:
         "logs/normalise/hanna.log",
     script:
         "../scripts/normalise_hanna.py"
+
+
+rule normalise_hanna_annotations:
+    input:
+        hanna_path("annotations"),
+    output:
+        "results/hanna/data/worker_ratings.csv",
+    conda:
+        CORE_ENV
+    log:
+        "logs/normalise/hanna_annotations.log",
+    script:
+        "../scripts/normalise_annotations.py"

@@ -29,6 +29,14 @@ METRIC_METRIC_FIGURES = {  # Fig. 5, 6 (representative subset), 20-25 (all metri
     "fig24_metric_metric_story_pearson": ("story", "pearson", False),
     "fig25_metric_metric_system_pearson": ("system", "pearson", False),
 }
+WILLIAMS_FIGURES = {  # Fig. 27-32 story level, 33-38 system level; each also for the representative subset
+    f"fig{27 + 6 * offset + index:02d}_williams_{level}_{criterion.lower()}{suffix}": (level, criterion, suffix == "_subset")
+    for offset, level in enumerate(["story", "system"])
+    for index, criterion in enumerate(["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"])
+    for suffix in ["", "_subset"]
+}
+STATS_TABLE_RENDERINGS = ["tab3_icc", "kemeny_consensus", "reanalysis1_sum_of_ranks", "reanalysis2_top_k",
+                          "reanalysis2_coefficient_agreement"]
 TABLES = ["tab4_system_means", "tab5_top3_pearson", "tab6_borda", "tab8_top5_story", "tab9_top5_system"]
 
 
@@ -189,5 +197,110 @@ rule tab9_top5_system:
         CORE_ENV
     log:
         "logs/tables/{dataset}/{scoreset}/tab9.log",
+    script:
+        "../scripts/table.py"
+
+
+rule fig_williams_pvalues:
+    input:
+        williams="results/{dataset}/{scoreset}/williams.csv",
+        registry="results/{dataset}/{scoreset}/metrics.csv",
+    output:
+        **figure_outputs("williams"),
+    params:
+        spec=lambda wildcards: WILLIAMS_FIGURES[wildcards.fig],
+        **HEATMAP_PARAMS,
+    wildcard_constraints:
+        fig="|".join(WILLIAMS_FIGURES),
+    conda:
+        CORE_ENV
+    log:
+        "logs/figures/{dataset}/{scoreset}/{fig}.log",
+    script:
+        "../scripts/williams_heatmap.py"
+
+
+rule fig07_fig26_bootstrap_f1:
+    input:
+        f1="results/{dataset}/{scoreset}/bootstrap_f1.csv",
+        registry="results/{dataset}/{scoreset}/metrics.csv",
+    output:
+        **figure_outputs("bootstrap_f1"),
+    params:
+        **HEATMAP_PARAMS,
+    wildcard_constraints:
+        fig="fig07_bootstrap_f1_subset|fig26_bootstrap_f1",
+    conda:
+        CORE_ENV
+    log:
+        "logs/figures/{dataset}/{scoreset}/{fig}.log",
+    script:
+        "../scripts/bootstrap_heatmap.py"
+
+
+rule fig08_topk_systems:
+    input:
+        topk="results/{dataset}/{scoreset}/topk.csv",
+        registry="results/{dataset}/{scoreset}/metrics.csv",
+    output:
+        **figure_outputs("topk"),
+    params:
+        coefficient=config["stats"]["topk"]["coefficient"],
+        dpi=config["figures"]["dpi"],
+    wildcard_constraints:
+        fig="fig08_topk_systems",
+    conda:
+        CORE_ENV
+    log:
+        "logs/figures/{dataset}/{scoreset}/{fig}.log",
+    script:
+        "../scripts/topk_figure.py"
+
+
+rule tab3_icc:
+    input:
+        "results/{dataset}/{scoreset}/icc.csv",
+    output:
+        **table_outputs("tab3_icc"),
+    params:
+        table="tab3",
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/tab3.log",
+    script:
+        "../scripts/table.py"
+
+
+rule kemeny_table:
+    input:
+        consensus="results/{dataset}/{scoreset}/kemeny.csv",
+        summary="results/{dataset}/{scoreset}/kemeny_summary.csv",
+    output:
+        **table_outputs("kemeny_consensus"),
+    params:
+        table="kemeny",
+        k=config["analysis"]["top_k"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/kemeny.log",
+    script:
+        "../scripts/table.py"
+
+
+rule reanalysis_tables:
+    input:
+        "results/{dataset}/{scoreset}/{name}.csv",
+    output:
+        **table_outputs("{name}"),
+    params:
+        table=lambda wildcards: wildcards.name,
+    wildcard_constraints:
+        name="reanalysis1_sum_of_ranks|reanalysis2_top_k|reanalysis2_coefficient_agreement",
+    conda:
+        CORE_ENV
+    log:
+        "logs/tables/{dataset}/{scoreset}/{name}.log",
     script:
         "../scripts/table.py"

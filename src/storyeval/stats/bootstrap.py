@@ -23,6 +23,7 @@ import pandas as pd
 from sklearn.metrics import f1_score
 
 from storyeval.errors import InputError
+from storyeval.stats.resampling import prompt_resamples, resample_counts
 
 DIRECTIONS = ("higher", "lower")
 TIE_RTOL = 1e-10
@@ -33,13 +34,6 @@ def system_pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n_systems, k=1)
 
 
-def resample_counts(n_prompts: int, n_resamples: int, seed: int) -> np.ndarray:
-    """[B, P] multiplicities of each prompt in each resample (indices from default_rng(seed).integers)."""
-    indices = np.random.default_rng(seed).integers(0, n_prompts, size=(n_resamples, n_prompts))
-    offsets = indices + n_prompts * np.arange(n_resamples)[:, None]
-    return np.bincount(offsets.ravel(), minlength=n_resamples * n_prompts).reshape(n_resamples, n_prompts)
-
-
 def pairwise_labels(values: np.ndarray, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> np.ndarray:
     """Labels [pairs, K] in {0, 1, 2} for `values` [P, S, K], higher = better in every column."""
     values = np.asarray(values, dtype=float)
@@ -48,7 +42,7 @@ def pairwise_labels(values: np.ndarray, n_resamples: int = 1000, seed: int = 0, 
     if not 0.5 < confidence <= 1 or n_resamples < 1:
         raise InputError(f"pairwise_labels: confidence {confidence} must lie in (0.5, 1] and n_resamples {n_resamples} >= 1")
     n_prompts, n_systems, n_columns = values.shape
-    counts = resample_counts(n_prompts, n_resamples, seed)
+    counts = resample_counts(prompt_resamples(n_prompts, n_resamples, seed), n_prompts)
     # All resampled means at once: [B, P] @ [P, S*K] instead of a loop over resamples.
     means = (counts @ values.reshape(n_prompts, -1) / n_prompts).reshape(n_resamples, n_systems, n_columns)
     first, second = system_pairs(n_systems)

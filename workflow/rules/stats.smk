@@ -1,0 +1,131 @@
+# Significance tests, resampling, consensus rankings and the two reanalyses (issue 3).
+
+
+rule williams:
+    input:
+        unpack(scoreset_inputs),
+    output:
+        "results/{dataset}/{scoreset}/williams.csv",
+    params:
+        reference_system=HANNA["reference_system"],
+        levels=config["analysis"]["levels"],
+        story_mode=config["stats"]["williams_story_mode"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/williams/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/williams/{dataset}/{scoreset}.tsv"
+    script:
+        "../scripts/williams.py"
+
+
+rule bootstrap_f1:
+    input:
+        unpack(scoreset_inputs),
+    output:
+        "results/{dataset}/{scoreset}/bootstrap_f1.csv",
+    params:
+        reference_system=HANNA["reference_system"],
+        seed=config["stats"]["seed"],
+        n_resamples=config["stats"]["n_resamples"],
+        confidence=config["analysis"]["confidence"],
+        orient=config["stats"]["bootstrap_orient"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/bootstrap_f1/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/bootstrap_f1/{dataset}/{scoreset}.tsv"
+    script:
+        "../scripts/bootstrap_f1.py"
+
+
+rule correlation_ci:
+    input:
+        unpack(scoreset_inputs),
+    output:
+        "results/{dataset}/{scoreset}/correlation_ci.csv",
+    params:
+        reference_system=HANNA["reference_system"],
+        levels=config["analysis"]["levels"],
+        coefficients=config["analysis"]["coefficients"],
+        seed=config["stats"]["seed"],
+        n_resamples=config["stats"]["n_resamples"],
+        confidence=config["analysis"]["confidence"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/correlation_ci/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/correlation_ci/{dataset}/{scoreset}.tsv"
+    script:
+        "../scripts/correlation_ci.py"
+
+
+rule topk_systems:
+    input:
+        unpack(scoreset_inputs),
+    output:
+        "results/{dataset}/{scoreset}/topk.csv",
+    params:
+        reference_system=HANNA["reference_system"],
+        topk=config["stats"]["topk"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/topk/{dataset}/{scoreset}.log",
+    script:
+        "../scripts/topk.py"
+
+
+rule icc:
+    input:
+        unpack(icc_inputs),
+    output:
+        "results/{dataset}/{scoreset}/icc.csv",
+    params:
+        confidence=config["analysis"]["confidence"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/icc/{dataset}/{scoreset}.log",
+    script:
+        "../scripts/icc.py"
+
+
+rule kemeny:
+    input:
+        correlations="results/{dataset}/{scoreset}/correlations.csv",
+        registry="results/{dataset}/{scoreset}/metrics.csv",
+    output:
+        consensus="results/{dataset}/{scoreset}/kemeny.csv",
+        summary="results/{dataset}/{scoreset}/kemeny_summary.csv",
+    params:
+        kemeny=config["stats"]["kemeny"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/kemeny/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/kemeny/{dataset}/{scoreset}.tsv"
+    script:
+        "../scripts/kemeny.py"
+
+
+rule reanalyses:
+    input:
+        correlations="results/{dataset}/{scoreset}/correlations.csv",
+        registry="results/{dataset}/{scoreset}/metrics.csv",
+    output:
+        sum_of_ranks="results/{dataset}/{scoreset}/reanalysis1_sum_of_ranks.csv",
+        top_k="results/{dataset}/{scoreset}/reanalysis2_top_k.csv",
+        agreement="results/{dataset}/{scoreset}/reanalysis2_coefficient_agreement.csv",
+    params:
+        reanalysis=config["reanalysis"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/reanalyses/{dataset}/{scoreset}.log",
+    script:
+        "../scripts/reanalyses.py"

@@ -1,0 +1,17 @@
+"""Tab. 3: ICC2k (the paper's form) and ICC1k with 95 % CIs, per criterion and rater layout."""
+
+import pandas as pd
+
+from storyeval.io import log_to, read_table, write_csv
+from storyeval.stats.icc import icc_table
+
+log = log_to(snakemake.log[0])
+level = snakemake.params.confidence
+tables = [icc_table(read_table(snakemake.input.positions, ["story_id", "criterion", "rater", "rating"]), "position", level=level)]
+if "workers" in snakemake.input.keys():
+    tables.insert(0, icc_table(read_table(snakemake.input.workers, ["story_id", "criterion", "rater", "rating"]), "worker", level=level))
+else:
+    log.info("no raw annotation file: ICC from the released rater positions only (labelled as such)")
+table = pd.concat(tables, ignore_index=True)
+write_csv(table, snakemake.output[0])
+log.info("%s", table.to_string())

@@ -1,0 +1,17 @@
+"""Fig. 8 data: system-level correlation on each criterion's top-k systems."""
+
+from storyeval.data.load import load_cubes
+from storyeval.data.registry import resolve_metrics
+from storyeval.io import log_to, read_table, write_csv
+from storyeval.stats.topk import topk_table
+
+log = log_to(snakemake.log[0])
+topk = snakemake.params.topk
+human, metrics = load_cubes(snakemake.input, snakemake.params.reference_system)
+registry = read_table(snakemake.input.registry, ["slug", "label"])
+chosen = resolve_metrics(topk["metrics"], registry, "config.yaml stats.topk.metrics")
+columns = [metrics.names.index(slug) for slug in chosen]
+k_values = range(min(topk["k_max"], len(human.systems)), topk["k_min"] - 1, -1)
+table = topk_table(human.values, metrics.values[..., columns], chosen, human.names, human.systems, k_values, topk["coefficient"])
+write_csv(table, snakemake.output[0])
+log.info("%d rows, k = %s", len(table), list(k_values))

@@ -1,0 +1,16 @@
+"""Williams tests (one-sided, Pearson) for every ordered metric pair and criterion, per level."""
+
+import pandas as pd
+
+from storyeval.data.load import load_cubes
+from storyeval.io import log_to, write_csv
+from storyeval.stats.williams import williams_inputs, williams_table
+
+log = log_to(snakemake.log[0])
+human, metrics = load_cubes(snakemake.input, snakemake.params.reference_system)
+tables = []
+for level in snakemake.params.levels:
+    r_mc, r_mm, n = williams_inputs(human.values, metrics.values, level, snakemake.params.story_mode)
+    tables.append(williams_table(r_mc, r_mm, n, metrics.names, human.names, level))
+    log.info("%s level: n = %d, %d tests, %d with p < 0.05", level, n, len(tables[-1]), (tables[-1]["p"] < 0.05).sum())
+write_csv(pd.concat(tables, ignore_index=True), snakemake.output[0])
