@@ -1,0 +1,58 @@
+"""The text metrics storyeval computes: module, needed texts, and HANNA's released label per variant.
+
+A metric's score columns are the slugs of HANNA's released labels
+(`storyeval.data.registry.slugify("ROUGE-1 Recall") == "rouge-1-recall"`), so
+computed scores register under the same slugs as the released ones and can be
+compared with them column by column. Modules are imported only on `load`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+
+from storyeval.errors import InputError
+
+ROUGE_VARIANTS = {"1": "ROUGE-1", "2": "ROUGE-2", "3": "ROUGE-3", "4": "ROUGE-4", "l": "ROUGE-L",
+                  "w-1.2": "ROUGE-W-1.2", "s-star": "ROUGE-S*", "su-star": "ROUGE-SU*"}
+ROUGE_MEASURES = {"recall": "Recall", "precision": "Precision", "f-score": "F-Score"}
+DATASTATS = {"coverage": "Coverage", "density": "Density", "compression": "Compression", "text-length": "Text length",
+             **{f"novelty-{n}": f"Novelty-{n}" for n in (1, 2, 3)},
+             **{f"repetition-{n}": f"Repetition-{n}" for n in (1, 2, 3)}}
+
+
+@dataclass(frozen=True)
+class Entry:
+    module: str
+    needs: frozenset[str]
+    released: dict[str, str]  # score column (slug) -> HANNA's released label
+
+
+CATALOG: dict[str, Entry] = {
+    "bleu": Entry("storyeval.metrics.bleu", frozenset({"reference"}), {"bleu": "BLEU"}),
+    "rouge": Entry("storyeval.metrics.rouge", frozenset({"reference"}), {
+        f"rouge-{variant}-{measure}": f"{label} {measure_label}"
+        for variant, label in ROUGE_VARIANTS.items() for measure, measure_label in ROUGE_MEASURES.items()
+    }),
+    "meteor": Entry("storyeval.metrics.meteor", frozenset({"reference"}), {"meteor": "METEOR"}),
+    "chrf": Entry("storyeval.metrics.chrf", frozenset({"reference"}), {"chrf": "chrF"}),
+    "cider": Entry("storyeval.metrics.cider", frozenset({"reference"}), {"cider": "CIDEr"}),
+    "datastats": Entry("storyeval.metrics.datastats", frozenset({"prompt"}), DATASTATS),
+}
+
+
+def entry(name: str) -> Entry:
+    if name not in CATALOG:
+        raise InputError(f"unknown text metric {name!r}; fix: use one of {', '.join(CATALOG)}")
+    return CATALOG[name]
+
+
+def load(name: str) -> ModuleType:
+    """The metric's module (NAME, NEEDS, compute, signature)."""
+    return importlib.import_module(entry(name).module)
+
+
+def applicable(name: str, columns_present: set[str]) -> bool:
+    """Whether a dataset that has the text columns `columns_present` (e.g. {"story", "prompt"}) can be scored."""
+    return entry(name).needs <= columns_present

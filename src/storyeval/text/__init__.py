@@ -1,0 +1,1 @@
+"""Text datasets (loaders, cleaning, tokenisation) for the metrics computed from texts."""
