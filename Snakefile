@@ -9,7 +9,9 @@ configfile: "config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/targets.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/metrics.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/stats.smk"
 include: "workflow/rules/figures.smk"

@@ -112,10 +112,58 @@ def test_checksum_mismatch(tmp_path, hanna_mirror):
     mirror = copy_mirror(tmp_path)
     with open(mirror / "hanna_metric_scores.csv", "a") as handle:
         handle.write("\n")
-    workdir = make_workdir(tmp_path / "work", **{"data.mirrors": {"hanna": [str(mirror)]}})
+    workdir = make_workdir(tmp_path / "work", **{"data.mirrors.hanna": [str(mirror)]})
     _refused(run_snakemake(workdir, "--cores", "1"), workdir, "does not match the pinned")
 
 
 def test_no_mirror_and_no_network(tmp_path):
-    workdir = make_workdir(tmp_path, **{"data.mirrors": {"hanna": [str(tmp_path / "empty")]}, "hanna.base_url": "http://127.0.0.1:9"})
+    workdir = make_workdir(tmp_path, **{"data.mirrors.hanna": [str(tmp_path / "empty")], "hanna.base_url": "http://127.0.0.1:9"})
     _refused(run_snakemake(workdir, "--cores", "1"), workdir, "not in any mirror", "fix:")
+
+
+def test_text_metrics_computed_and_validated(finished_run):
+    validation = pd.read_csv(finished_run / "results/hanna-llm/validation.csv").set_index("metric")
+    free = ["text-length", "coverage", "density", "compression"] + [f"{kind}-{n}" for kind in ("novelty", "repetition") for n in (1, 2, 3)]
+    assert (validation.loc[free, "share_exact"] >= 0.95).all()
+    assert (validation.loc[free, "n"] == 96).all()
+    scores = pd.read_parquet(finished_run / "results/hanna-llm/computed/scores.parquet")
+    assert scores["story_id"].nunique() == 672
+    signature = (finished_run / "results/hanna-llm/computed/scores/rouge.signature.json").read_text()
+    assert "versions" in signature and "max_order" in signature
+    times = pd.read_csv(finished_run / "results/hanna-llm/computed/tables/computation_times.csv")
+    assert set(times["metric"]) == {"bleu", "rouge", "meteor", "chrf", "cider", "datastats"}
+
+
+def test_wp200_correlations_are_over_stories(finished_run):
+    from scipy.stats import spearmanr
+
+    base = finished_run / "results/wp200"
+    correlations = pd.read_csv(base / "computed/correlations.csv")
+    row = correlations.query("kind == 'metric_criterion' and coefficient == 'spearman' and x == 'text-length'").iloc[0]
+    scores = pd.read_parquet(base / "computed/scores.parquet").query("metric == 'text-length'")
+    human = pd.read_csv(base / "data/human_scores.csv").merge(scores, on="story_id")
+    assert row["items"] == 200 and row["level"] == "story"
+    assert row["r"] == pytest.approx(spearmanr(human["value"], human["score"]).statistic, abs=1e-12)
+    assert set(correlations["level"]) == {"story"}
+
+
+def test_touching_a_metric_module_reruns_that_metric_and_merge_only(finished_run):
+    import os
+    import time
+
+    from storyeval.metrics import catalog
+
+    module = catalog.module_file("chrf")
+    before = os.stat(module)
+    try:
+        os.utime(module, (time.time() + 5, time.time() + 5))
+        dry = run_snakemake(finished_run, "-n", "--quiet", "rules")
+    finally:
+        os.utime(module, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    plan = dry.stdout + dry.stderr
+    counts = {line.split()[0]: int(line.split()[1]) for line in plan.splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert counts.get("metric") == 1, plan  # chrf on hanna-llm, no other metric
+    assert counts.get("merge_scores") == 1, plan
+    assert "validate_against_released" in counts

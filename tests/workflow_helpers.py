@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import HANNA_MIRROR, REPO
+from conftest import HANNA_MIRROR, REPO, STORYER_MIRROR
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
@@ -18,7 +18,7 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 def make_workdir(tmp: Path, **overrides) -> Path:
     """A work directory whose config.yaml is the default one with absolute mirrors and `overrides` merged."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["data"]["mirrors"]["hanna"] = [str(HANNA_MIRROR)]
+    config["data"]["mirrors"] = {"hanna": [str(HANNA_MIRROR)], "storyer": [str(STORYER_MIRROR)]}
     for dotted, value in overrides.items():
         node = config
         *parents, last = dotted.split(".")
@@ -30,7 +30,7 @@ def make_workdir(tmp: Path, **overrides) -> Path:
     return tmp
 
 
-def run_snakemake(workdir: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+def run_snakemake(workdir: Path, *args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
     env = dict(os.environ, MPLBACKEND="Agg")
     command = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
                "--workflow-profile", "none", *args]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from storyeval.criteria import CRITERIA
+from storyeval.criteria import CRITERIA, ordered_criteria
 from storyeval.data.scoreset import Cube
 from storyeval.stats.correlation import LEVELS
 from storyeval.stats.intervals import t_interval
@@ -21,8 +21,10 @@ def _pairs(kind: str, human: Cube, metrics: Cube) -> tuple[Cube, Cube]:
 def correlation_table(human: Cube, metrics: Cube, levels: list[str], coefficients: list[str]) -> pd.DataFrame:
     """Long table: kind, level, coefficient, x, y, r (signed), n.
 
-    n is the number of items correlated: prompts averaged at story level
-    (each over the systems), systems at system level.
+    n: prompts averaged at story level, systems at system level; items: the
+    length of each correlated vector (systems per prompt at story level). A
+    dataset without prompts or systems (WP200) is one "prompt" whose stories
+    are its "systems": its story level is one correlation over all stories.
     """
     frames = []
     for kind in KINDS:
@@ -34,6 +36,7 @@ def correlation_table(human: Cube, metrics: Cube, levels: list[str], coefficient
                 frames.append(pd.DataFrame({
                     "kind": kind, "level": level, "coefficient": coefficient,
                     "x": grid_x.ravel(), "y": grid_y.ravel(), "r": r.ravel(), "n": n.ravel().astype(int),
+                    "items": x.values.shape[1],
                 }))
     return pd.concat(frames, ignore_index=True)
 
@@ -81,7 +84,7 @@ def correlation_matrix(
     matrix = rows.pivot(index="x", columns="y", values="r")
     order = metrics if metrics is not None else list(registry.sort_values("order")["slug"])
     labels = dict(zip(registry["slug"], registry["label"]))
-    criteria = [name for name in CRITERIA if name in set(rows["y"])]
+    criteria = ordered_criteria(rows["y"])
     if kind == "criteria":
         return matrix.loc[criteria, criteria]
     if kind == "metric_criterion":

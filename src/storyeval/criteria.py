@@ -3,3 +3,9 @@
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
 CODES = dict(zip(["RE", "CH", "EM", "SU", "EG", "CX"], CRITERIA))
 ABBREVIATION = {name: code for code, name in CODES.items()}
+
+
+def ordered_criteria(names) -> list[str]:
+    """HANNA's six in their order, then any other criterion (e.g. StoryER's "Overall") sorted."""
+    present = set(names)
+    return [name for name in CRITERIA if name in present] + sorted(present - set(CRITERIA))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from storyeval.criteria import CRITERIA
+from storyeval.criteria import CRITERIA, ordered_criteria
 
 COEFFICIENT_NAMES = {"kendall": "Kendall", "spearman": "Spearman", "pearson": "Pearson"}
 
@@ -42,7 +42,7 @@ def _grid(chosen: pd.DataFrame, group: str, names: dict[str, str]) -> pd.DataFra
     frame = chosen.assign(cell=_cells(chosen), column=chosen[group].map(names) + " " + chosen["rank"].astype(str))
     table = frame.pivot(index="criterion", columns="column", values="cell")
     order = [f"{names[g]} {rank}" for g in names for rank in sorted(chosen["rank"].unique()) if f"{names[g]} {rank}" in table]
-    table = table.reindex(index=[c for c in CRITERIA if c in table.index], columns=order)
+    table = table.reindex(index=ordered_criteria(table.index), columns=order)
     return table.rename_axis(columns=None).reset_index().rename(columns={"criterion": "Criterion"})
 
 
@@ -64,7 +64,7 @@ def tab3_icc(icc: pd.DataFrame) -> pd.DataFrame:
         column=icc["form"] + " (" + icc["layout"] + ")",
     )
     table = frame.pivot(index="criterion", columns="column", values="cell")
-    table = table.reindex(index=[c for c in CRITERIA if c in table.index], columns=list(dict.fromkeys(frame["column"])))
+    table = table.reindex(index=ordered_criteria(table.index), columns=list(dict.fromkeys(frame["column"])))
     return table.rename_axis(columns=None).reset_index().rename(columns={"criterion": "Criterion"})
 
 

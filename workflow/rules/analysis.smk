@@ -8,7 +8,7 @@ rule correlations:
         "results/{dataset}/{scoreset}/correlations.csv",
     params:
         reference_system=HANNA["reference_system"],
-        levels=config["analysis"]["levels"],
+        levels=dataset_levels,
         coefficients=config["analysis"]["coefficients"],
     conda:
         CORE_ENV

@@ -1,4 +1,5 @@
 # Config validation, data-source helpers, wildcard constraints and targets.
+import re
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from storyeval.data.fetch import find_in_mirrors, reachable
 from storyeval.data.registry import build_registry, is_metric_label, resolve_metrics
 from storyeval.config import check_config
 from storyeval.errors import InputError
+from storyeval.metrics import catalog
 
 try:
     check_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
@@ -22,39 +24,34 @@ validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
 CORE_ENV = "../../envs/core.yaml"
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
-SCORESETS = ["released"]
-STATS_TABLES = ["williams", "bootstrap_f1", "topk", "icc", "kemeny", "kemeny_summary", "correlation_ci",
-                "reanalysis1_sum_of_ranks", "reanalysis2_top_k", "reanalysis2_coefficient_agreement"]
-DATASETS = ["hanna"]
+SOURCES = {"hanna": config["hanna"], "storyer": config["storyer"]}
 
 
-wildcard_constraints:
-    dataset="|".join(DATASETS),
-    scoreset="|".join(SCORESETS),
-    level="story|system",
-    coefficient="pearson|spearman|kendall",
+def mirrors(source):
+    return config["data"]["mirrors"].get(source, [])
 
 
-def mirrors(dataset):
-    return config["data"]["mirrors"].get(dataset, [])
+def pinned_path(source, key):
+    """Local path of a pinned third-party file (fetched by rule fetch)."""
+    return f"{RESOURCES}/{source}/{Path(SOURCES[source]['files'][key]['path']).name}"
 
 
 def hanna_path(key):
-    """Local path of a pinned HANNA file (fetched by rule fetch_hanna)."""
-    return f"{RESOURCES}/hanna/{HANNA['files'][key]['path']}"
+    return pinned_path("hanna", key)
 
 
-def pinned_url(key):
-    entry = HANNA["files"][key]
-    return f"{HANNA['base_url']}/{entry['commit']}/{entry['path']}"
+def pinned_url(source, key):
+    entry = SOURCES[source]["files"][key]
+    return f"{SOURCES[source]['base_url']}/{entry['commit']}/{entry['path']}"
 
 
-def hanna_entry(wildcards):
-    """The config entry (key, url, sha256) of the HANNA file named by the `file` wildcard."""
-    for key, entry in HANNA["files"].items():
-        if entry["path"] == wildcards.file:
-            return {"key": key, "url": pinned_url(key), "sha256": entry["sha256"], "mirrors": mirrors("hanna")}
-    raise WorkflowError(f"no pinned HANNA file is called {wildcards.file!r}; fix: add it under hanna.files in config.yaml")
+def pinned_entry(wildcards):
+    """The config entry (url, sha256, mirrors) of the file named by the `source` and `file` wildcards."""
+    for key, entry in SOURCES[wildcards.source]["files"].items():
+        if Path(entry["path"]).name == wildcards.file:
+            return {"key": key, "url": pinned_url(wildcards.source, key), "sha256": entry["sha256"],
+                    "mirrors": mirrors(wildcards.source)}
+    raise WorkflowError(f"no pinned {wildcards.source} file is called {wildcards.file!r}; fix: add it to config.yaml")
 
 
 def annotations_available():
@@ -64,12 +61,13 @@ def annotations_available():
     name = HANNA["files"]["annotations"]["path"]
     if Path(hanna_path("annotations")).is_file() or find_in_mirrors(name, mirrors("hanna")):
         return True
-    if config["data"]["allow_download"] and reachable(pinned_url("annotations")):
+    if config["data"]["allow_download"] and reachable(pinned_url("hanna", "annotations")):
         return True
     logger.warning(
-        f"storyeval: skipping the raw-annotation outputs (worker-id rater table): {name} is in no mirror "
-        f"({', '.join(mirrors('hanna')) or 'none'}) and {pinned_url('annotations')} is unreachable; "
-        f"to use it, download that URL into {mirrors('hanna')[0] if mirrors('hanna') else 'a directory listed in data.mirrors.hanna'}"
+        f"storyeval: skipping the raw-annotation outputs (hanna text dataset, its computed metrics, worker-id ICC): "
+        f"{name} is in no mirror ({', '.join(mirrors('hanna')) or 'none'}) and {pinned_url('hanna', 'annotations')} "
+        f"is unreachable; to use it, download that URL into "
+        f"{mirrors('hanna')[0] if mirrors('hanna') else 'a directory listed in data.mirrors.hanna'}"
     )
     return False
 
@@ -90,7 +88,7 @@ def check_metric_names():
     """Stop before any job when config names a metric the registry does not know."""
     registry = released_registry()
     if registry is None:
-        return  # validated again by the figure rules once the file is fetched
+        return  # validated again by the rules once the file is fetched
     lists = {
         "figures.representative_metrics": config["figures"]["representative_metrics"],
         "stats.topk.metrics": config["stats"]["topk"]["metrics"],
@@ -103,90 +101,45 @@ def check_metric_names():
         raise WorkflowError(str(error)) from None
 
 
+# Text columns each dataset kind provides (a metric needs a subset of them).
+KIND_COLUMNS = {"hanna-annotations": {"story", "prompt", "reference"}, "hanna-llm": {"story", "prompt", "reference"},
+                "storyer": {"story"}}
+
+
+def check_datasets():
+    """Every dataset's metrics exist, fit the dataset, and get only parameters their compute() accepts."""
+    for name, dataset in config["datasets"].items():
+        source, key = dataset["file"].split("/")
+        if key not in SOURCES[source]["files"]:
+            raise WorkflowError(f"config.yaml datasets.{name}.file: no pinned file {key!r} under {source}.files; fix: add it or correct the key")
+        for metric in dataset["metrics"]:
+            if metric not in catalog.CATALOG:
+                raise WorkflowError(f"config.yaml datasets.{name}.metrics: unknown metric {metric!r}; fix: use one of {', '.join(catalog.CATALOG)}")
+            if not catalog.applicable(metric, KIND_COLUMNS[dataset["kind"]]):
+                raise WorkflowError(
+                    f"config.yaml datasets.{name}.metrics: {metric} needs {sorted(catalog.entry(metric).needs)}, "
+                    f"which a {dataset['kind']} dataset lacks; fix: remove it from that dataset"
+                )
+    for metric, params in config["metric_params"].items():
+        if metric not in catalog.CATALOG:
+            raise WorkflowError(f"config.yaml metric_params: unknown metric {metric!r}; fix: use one of {', '.join(catalog.CATALOG)}")
+        accepted = catalog.parameters(metric)
+        unknown = sorted(set(params) - accepted)
+        if unknown:
+            raise WorkflowError(f"config.yaml metric_params.{metric}: unknown parameter(s) {unknown}; fix: use {sorted(accepted)}")
+
+
 check_metric_names()
+check_datasets()
 USE_ANNOTATIONS = annotations_available()
+TEXT_DATASETS = [name for name in config["datasets"] if name != "hanna" or USE_ANNOTATIONS]
+DATASETS = list(dict.fromkeys(["hanna", *TEXT_DATASETS]))
+SCORESETS = ["released", "computed"]
 
 
-def analysis_targets(dataset, scoreset):
-    base = f"results/{dataset}/{scoreset}"
-    tables = ["correlations", "system_means", "top_metrics", "borda"] + STATS_TABLES
-    return [f"{base}/{name}.csv" for name in tables] + table_targets(base) + figure_targets(base)
-
-
-def all_targets():
-    targets = [hanna_path("license")] + analysis_targets("hanna", "released")
-    if USE_ANNOTATIONS:
-        targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
-    return targets
-
-
-# Inputs and outputs shared by the analysis and figure rules.
-
-def scoreset_inputs(wildcards):
-    base = f"results/{wildcards.dataset}"
-    return {
-        "stories": f"{base}/data/stories.csv",
-        "human": f"{base}/data/human_scores.csv",
-        "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
-        "registry": f"{base}/{wildcards.scoreset}/metrics.csv",
-    }
-
-
-def wanted(figures):
-    """Figures whose level and coefficient the config computes."""
-    analysis = config["analysis"]
-    return [name for name, (level, coefficient, *_) in figures.items()
-            if level in analysis["levels"] and coefficient in analysis["coefficients"]]
-
-
-def figure_targets(base):
-    names = wanted(CRITERIA_FIGURES) + wanted(METRIC_CRITERIA_FIGURES) + wanted(METRIC_METRIC_FIGURES)
-    names += ["fig09_rating_violins", "fig07_bootstrap_f1_subset", "fig26_bootstrap_f1", "fig08_topk_systems"]
-    if "story" in config["analysis"]["levels"] or "system" in config["analysis"]["levels"]:
-        names += [name for name, (level, _, _) in WILLIAMS_FIGURES.items() if level in config["analysis"]["levels"]]
-    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")]
-
-
-def table_targets(base):
-    tables = [name for name in TABLES + STATS_TABLE_RENDERINGS if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
-    return [f"{base}/tables/{name}.{ext}" for name in tables for ext in ("csv", "md")]
-
-
-def heatmap_params(figures):
-    def params(wildcards):
-        level, coefficient, *subset = figures[wildcards.fig]
-        return {"level": level, "coefficient": coefficient, "subset": bool(subset and subset[0])}
-
-    return params
-
-
-def figure_outputs(caption):
-    return {
-        ext: report(
-            f"results/{{dataset}}/{{scoreset}}/figures/{{fig}}.{ext}",
-            caption=f"../report/{caption}.rst",
-            category="{dataset} {scoreset}",
-            subcategory="Figures",
-        )
-        for ext in ("pdf", "png")
-    }
-
-
-def table_outputs(name):
-    return {
-        ext: report(
-            f"results/{{dataset}}/{{scoreset}}/tables/{name}.{ext}",
-            caption="../report/table.rst",
-            category="{dataset} {scoreset}",
-            subcategory="Tables",
-        )
-        for ext in ("csv", "md")
-    }
-
-
-def icc_inputs(wildcards):
-    """Released rater positions always; the raw file's worker-id judges when it is used."""
-    inputs = {"positions": f"results/{wildcards.dataset}/data/rater_ratings.csv"}
-    if wildcards.dataset == "hanna" and USE_ANNOTATIONS:
-        inputs["workers"] = "results/hanna/data/worker_ratings.csv"
-    return inputs
+wildcard_constraints:
+    dataset="|".join(map(re.escape, DATASETS)),
+    textset="|".join(map(re.escape, TEXT_DATASETS)) or "none",
+    scoreset="|".join(SCORESETS),
+    source="|".join(SOURCES),
+    metric="|".join(catalog.CATALOG),

@@ -1,21 +1,21 @@
-# Download (pinned commit + sha256, local mirrors first) and normalisation of HANNA.
+# Download (pinned commit + sha256, local mirrors first) and normalisation of the datasets.
 
 
 localrules:
-    fetch_hanna,
+    fetch,
 
 
-rule fetch_hanna:
+rule fetch:
     output:
-        f"{RESOURCES}/hanna/{{file}}",
+        f"{RESOURCES}/{{source}}/{{file}}",
     params:
-        entry=hanna_entry,
+        entry=pinned_entry,
         recorded=f"{RESOURCES}/recorded-checksums.tsv",
         allow_download=config["data"]["allow_download"],
     conda:
         CORE_ENV
     log:
-        "logs/fetch/hanna/{file}.log",
+        "logs/fetch/{source}/{file}.log",
     script:
         "../scripts/fetch.py"
 
@@ -49,3 +49,38 @@ rule normalise_hanna_annotations:
         "logs/normalise/hanna_annotations.log",
     script:
         "../scripts/normalise_annotations.py"
+
+
+rule normalise_texts:
+    input:
+        text_source,
+    output:
+        texts="results/{textset}/data/texts.parquet",
+        text_human="results/{textset}/data/text_human_scores.csv",
+    params:
+        kind=lambda wildcards: config["datasets"][wildcards.textset]["kind"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/normalise/{textset}_texts.log",
+    script:
+        "../scripts/normalise_texts.py"
+
+
+rule text_dataset_tables:
+    # Datasets other than HANNA get their stories and human scores from their texts
+    # (HANNA's come from the released file, with the same story ids).
+    input:
+        texts="results/{textset}/data/texts.parquet",
+        text_human="results/{textset}/data/text_human_scores.csv",
+    output:
+        stories="results/{textset}/data/stories.csv",
+        human="results/{textset}/data/human_scores.csv",
+    wildcard_constraints:
+        textset="|".join(map(re.escape, [name for name in TEXT_DATASETS if name != "hanna"])) or "none",
+    conda:
+        CORE_ENV
+    log:
+        "logs/normalise/{textset}_tables.log",
+    script:
+        "../scripts/text_dataset_tables.py"

@@ -8,7 +8,7 @@ rule williams:
         "results/{dataset}/{scoreset}/williams.csv",
     params:
         reference_system=HANNA["reference_system"],
-        levels=config["analysis"]["levels"],
+        levels=dataset_levels,
         story_mode=config["stats"]["williams_story_mode"],
     conda:
         CORE_ENV
@@ -48,7 +48,7 @@ rule correlation_ci:
         "results/{dataset}/{scoreset}/correlation_ci.csv",
     params:
         reference_system=HANNA["reference_system"],
-        levels=config["analysis"]["levels"],
+        levels=dataset_levels,
         coefficients=config["analysis"]["coefficients"],
         seed=config["stats"]["seed"],
         n_resamples=config["stats"]["n_resamples"],

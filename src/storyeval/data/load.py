@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from storyeval.criteria import CRITERIA
+from storyeval.criteria import ordered_criteria
 from storyeval.data.scoreset import Cube, analysed_systems, build_cube
 from storyeval.io import read_table
 
@@ -14,7 +14,7 @@ def load_cubes(paths, reference_system: str | None) -> tuple[Cube, Cube]:
     scores = read_table(paths["scores"], ["story_id", "metric", "value"])
     registry = read_table(paths["registry"], ["slug", "order"]).sort_values("order")
     systems = analysed_systems(stories, reference_system)
-    criteria = [name for name in CRITERIA if name in set(human["criterion"])]
+    criteria = ordered_criteria(human["criterion"])
     return (
         build_cube(stories, human, "criterion", "score", criteria, systems, str(paths["human"])),
         build_cube(stories, scores, "metric", "value", list(registry["slug"]), systems, str(paths["scores"])),

@@ -39,6 +39,10 @@ CATALOG: dict[str, Entry] = {
     "chrf": Entry("storyeval.metrics.chrf", frozenset({"reference"}), {"chrf": "chrF"}),
     "cider": Entry("storyeval.metrics.cider", frozenset({"reference"}), {"cider": "CIDEr"}),
     "datastats": Entry("storyeval.metrics.datastats", frozenset({"prompt"}), DATASTATS),
+    # the prompt-free subset of datastats, for datasets without prompts
+    "textstats": Entry("storyeval.metrics.textstats", frozenset(), {
+        column: DATASTATS[column] for column in ["text-length", "repetition-1", "repetition-2", "repetition-3"]
+    }),
 }
 
 
@@ -56,3 +60,18 @@ def load(name: str) -> ModuleType:
 def applicable(name: str, columns_present: set[str]) -> bool:
     """Whether a dataset that has the text columns `columns_present` (e.g. {"story", "prompt"}) can be scored."""
     return entry(name).needs <= columns_present
+
+
+def parameters(name: str) -> set[str]:
+    """The keyword parameters a metric's compute() accepts (read from its source, without importing heavy modules)."""
+    import inspect
+
+    return {key for key, parameter in inspect.signature(load(name).compute).parameters.items()
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def module_file(name: str) -> str:
+    """The source file of a metric's module (a rule input, so editing it reruns the metric)."""
+    import importlib.util
+
+    return importlib.util.find_spec(entry(name).module).origin

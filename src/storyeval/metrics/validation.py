@@ -46,3 +46,20 @@ def compare_with_released(computed: pd.DataFrame, released: pd.DataFrame, atol: 
         rows.append([metric, int(valid.sum()), r, gap.mean(), gap.max(),
                      float(np.mean(gap <= tolerance + rtol * np.abs(theirs))), tolerance])
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def release_tolerances(metrics: list[str]) -> dict[str, float]:
+    """Absolute tolerances for the released rounding: ROUGE-1.5.5 printed R and P with 5 decimals
+    (half a unit: 5e-6) and computed F from those rounded values (up to ~1.5e-5); exact elsewhere."""
+    return {metric: (1.5e-5 if metric.endswith("f-score") else 5e-6) for metric in metrics if metric.startswith("rouge-")}
+
+
+def validation_table(computed: pd.DataFrame, released: pd.DataFrame) -> pd.DataFrame:
+    """Long computed and released scores (story_id, metric, value) -> one row per shared metric.
+
+    On hanna-llm the shared stories are HANNA's 96 human stories: reference-free
+    statistics are compared with the paper's values, and reference-based
+    metrics (story = reference) with the released identity values.
+    """
+    ours, theirs = released_wide(computed), released_wide(released)
+    return compare_with_released(ours, theirs, release_tolerances(list(ours.columns)))

@@ -1,0 +1,38 @@
+"""Merge per-metric score files into the long score table and registry the analysis reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from storyeval.data.registry import REGISTRY_COLUMNS
+from storyeval.errors import InputError
+
+
+def merge_scores(paths: list[str | Path], released_registry: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(long scores: story_id, metric, value; registry in the released layout).
+
+    Columns are HANNA slugs, so label, reference/free, family and direction come
+    from the released registry; a column it does not know is refused.
+    """
+    frames, slugs = [], []
+    for path in paths:
+        frame = pd.read_parquet(path).set_index("story_id")
+        for column in frame.columns:
+            if column in slugs:
+                raise InputError(f"{path}: score column {column!r} is also produced by another metric file; fix: compute it once")
+            if column not in set(released_registry["slug"]):
+                raise InputError(f"{path}: score column {column!r} is not a known metric slug; fix: register it in the metric catalog")
+            slugs.append(column)
+        frames.append(frame)
+    wide = pd.concat(frames, axis=1, join="outer")
+    if wide.index.duplicated().any():
+        raise InputError(f"story id {wide.index[wide.index.duplicated()][0]} repeats across metric files; fix: recompute them")
+    known = released_registry.set_index("slug")
+    order = [slug for slug in known.index if slug in slugs]  # the paper's column order
+    registry = known.loc[order].reset_index()
+    registry["degenerate_release"] = False  # computed here, with stable numerics
+    registry["order"] = range(len(registry))
+    long = wide[order].rename_axis("story_id").reset_index().melt(id_vars="story_id", var_name="metric", value_name="value")
+    return long, registry[REGISTRY_COLUMNS]

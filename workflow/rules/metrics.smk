@@ -1,0 +1,74 @@
+# One job per (dataset, metric); the metric's own module is an input, so editing it
+# reruns that metric (and what depends on it) and nothing else.
+
+
+rule metric:
+    input:
+        unpack(metric_inputs),
+    output:
+        scores="results/{dataset}/computed/scores/{metric}.parquet",
+        signature="results/{dataset}/computed/scores/{metric}.signature.json",
+    params:
+        options=metric_params,
+    resources:
+        mem_mb=4000,
+        runtime=60,
+    conda:
+        CORE_ENV
+    log:
+        "logs/metrics/{dataset}/{metric}.log",
+    benchmark:
+        "benchmarks/metrics/{dataset}/{metric}.tsv"
+    script:
+        "../scripts/metric.py"
+
+
+rule merge_scores:
+    input:
+        unpack(merge_inputs),
+    output:
+        scores="results/{dataset}/computed/scores.parquet",
+        registry="results/{dataset}/computed/metrics.csv",
+    conda:
+        CORE_ENV
+    log:
+        "logs/merge/{dataset}.log",
+    script:
+        "../scripts/merge_scores.py"
+
+
+rule validate_against_released:
+    input:
+        computed="results/{textset}/computed/scores.parquet",
+        released="results/hanna/released/scores.parquet",
+    output:
+        "results/{textset}/validation.csv",
+    params:
+        reference_system=HANNA["reference_system"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/validation/{textset}.log",
+    script:
+        "../scripts/validate.py"
+
+
+rule computation_times:
+    input:
+        unpack(benchmark_inputs),
+    output:
+        **{
+            ext: report(
+                f"results/{{dataset}}/computed/tables/computation_times.{ext}",
+                caption="../report/computation_times.rst",
+                category="{dataset} computed",
+                subcategory="Tables",
+            )
+            for ext in ("csv", "md")
+        },
+    conda:
+        CORE_ENV
+    log:
+        "logs/computation_times/{dataset}.log",
+    script:
+        "../scripts/computation_times.py"

@@ -1,0 +1,165 @@
+# What each dataset and score set supports, and the targets of `rule all`.
+# Shared input/output helpers of the analysis, stats and figure rules live here too.
+
+STRUCTURE = {  # kind -> (correlation levels, has systems and prompts, per-rater ratings, human ratings)
+    "released": (["story", "system"], True, True, True),
+    "hanna-annotations": (["story", "system"], True, True, True),
+    "hanna-llm": (["story", "system"], True, False, False),
+    "storyer": (["story"], False, False, True),  # one "prompt" whose stories are its items
+}
+
+
+# The reanalyses rank HANNA's metrics over HANNA's six criteria.
+REANALYSES = ["reanalysis1_sum_of_ranks", "reanalysis2_top_k", "reanalysis2_coefficient_agreement"]
+
+
+def structure(dataset, scoreset):
+    kind = "released" if scoreset == "released" else config["datasets"][dataset]["kind"]
+    levels, systems, raters, ratings = STRUCTURE[kind]
+    return {"levels": [level for level in config["analysis"]["levels"] if level in levels],
+            "systems": systems, "raters": raters, "ratings": ratings, "subset": scoreset == "released",
+            "hanna_criteria": kind != "storyer"}
+
+
+def dataset_levels(wildcards):
+    return structure(wildcards.dataset, wildcards.scoreset)["levels"]
+
+
+def stats_tables(shape):
+    names = ["correlations", "top_metrics", "borda", "williams", "kemeny", "kemeny_summary"]
+    names += REANALYSES * shape["hanna_criteria"]
+    if shape["systems"]:
+        names += ["bootstrap_f1", "topk", "correlation_ci"]
+    if shape["raters"]:
+        names += ["system_means", "icc"]
+    return names
+
+
+def table_targets(base, shape):
+    names = ["tab6_borda", "kemeny_consensus"] + REANALYSES * shape["hanna_criteria"]
+    names += ["tab8_top5_story"] * ("story" in shape["levels"]) + ["tab9_top5_system"] * ("system" in shape["levels"])
+    names += ["tab5_top3_pearson"] * ("pearson" in config["analysis"]["coefficients"])
+    names += ["tab3_icc", "tab4_system_means"] * shape["raters"]
+    return [f"{base}/tables/{name}.{ext}" for name in names for ext in ("csv", "md")]
+
+
+def wanted(figures, shape):
+    """Figures whose level and coefficient are computed, subsets only where the subset's metrics exist."""
+    return [name for name, (level, coefficient, *subset) in figures.items()
+            if level in shape["levels"] and coefficient in config["analysis"]["coefficients"]
+            and (shape["subset"] or not (subset and subset[0]))]
+
+
+def figure_targets(base, shape, criteria_count):
+    names = wanted(METRIC_CRITERIA_FIGURES, shape) + wanted(METRIC_METRIC_FIGURES, shape)
+    names += wanted(CRITERIA_FIGURES, shape) if criteria_count > 1 else []
+    names += [name for name, (level, _, subset) in WILLIAMS_FIGURES.items()  # one per HANNA criterion
+              if criteria_count > 1 and level in shape["levels"] and (shape["subset"] or not subset)]
+    if shape["systems"]:
+        names += ["fig09_rating_violins", "fig26_bootstrap_f1", "fig08_topk_systems"]
+        names += ["fig07_bootstrap_f1_subset"] * shape["subset"]
+    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")]
+
+
+def analysis_targets(dataset, scoreset):
+    shape = structure(dataset, scoreset)
+    base = f"results/{dataset}/{scoreset}"
+    criteria_count = 6 if shape["hanna_criteria"] else 1
+    return ([f"{base}/{name}.csv" for name in stats_tables(shape)]
+            + table_targets(base, shape) + figure_targets(base, shape, criteria_count))
+
+
+def computed_targets(dataset):
+    base = f"results/{dataset}/computed"
+    targets = [f"{base}/scores.parquet", f"{base}/tables/computation_times.md"]
+    if config["datasets"][dataset]["kind"] == "hanna-llm":
+        targets.append(f"results/{dataset}/validation.csv")
+    if structure(dataset, "computed")["ratings"]:
+        targets += analysis_targets(dataset, "computed")
+    return targets
+
+
+def all_targets():
+    targets = [hanna_path("license")] + analysis_targets("hanna", "released")
+    if USE_ANNOTATIONS:
+        targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
+    for dataset in TEXT_DATASETS:
+        if config["datasets"][dataset]["metrics"]:
+            targets += computed_targets(dataset)
+    return targets
+
+
+def scoreset_inputs(wildcards):
+    base = f"results/{wildcards.dataset}"
+    return {
+        "stories": f"{base}/data/stories.csv",
+        "human": f"{base}/data/human_scores.csv",
+        "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
+        "registry": f"{base}/{wildcards.scoreset}/metrics.csv",
+    }
+
+
+def icc_inputs(wildcards):
+    """Released rater positions always; the raw file's worker-id judges when it is used."""
+    inputs = {"positions": f"results/{wildcards.dataset}/data/rater_ratings.csv"}
+    if wildcards.dataset == "hanna" and USE_ANNOTATIONS:
+        inputs["workers"] = "results/hanna/data/worker_ratings.csv"
+    return inputs
+
+
+def metric_inputs(wildcards):
+    return {"texts": f"results/{wildcards.dataset}/data/texts.parquet", "module": catalog.module_file(wildcards.metric)}
+
+
+def metric_params(wildcards):
+    return config["metric_params"].get(wildcards.metric, {})
+
+
+def merge_inputs(wildcards):
+    base = f"results/{wildcards.dataset}/computed/scores"
+    metrics = config["datasets"][wildcards.dataset]["metrics"]
+    return {"scores": [f"{base}/{metric}.parquet" for metric in metrics],
+            "released_registry": "results/hanna/released/metrics.csv"}
+
+
+def benchmark_inputs(wildcards):
+    metrics = config["datasets"][wildcards.dataset]["metrics"]
+    return {"benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{metric}.tsv" for metric in metrics],
+            "texts": f"results/{wildcards.dataset}/data/texts.parquet"}
+
+
+def text_source(wildcards):
+    source, key = config["datasets"][wildcards.textset]["file"].split("/")
+    return pinned_path(source, key)
+
+
+def heatmap_params(figures):
+    def params(wildcards):
+        level, coefficient, *subset = figures[wildcards.fig]
+        return {"level": level, "coefficient": coefficient, "subset": bool(subset and subset[0])}
+
+    return params
+
+
+def figure_outputs(caption):
+    return {
+        ext: report(
+            f"results/{{dataset}}/{{scoreset}}/figures/{{fig}}.{ext}",
+            caption=f"../report/{caption}.rst",
+            category="{dataset} {scoreset}",
+            subcategory="Figures",
+        )
+        for ext in ("pdf", "png")
+    }
+
+
+def table_outputs(name):
+    return {
+        ext: report(
+            f"results/{{dataset}}/{{scoreset}}/tables/{name}.{ext}",
+            caption="../report/table.rst",
+            category="{dataset} {scoreset}",
+            subcategory="Tables",
+        )
+        for ext in ("csv", "md")
+    }

@@ -1,0 +1,21 @@
+"""Tab. 2 analogue: wall time of each metric job, in total and per story."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from storyeval.io import log_to, read_table, write_csv, write_markdown
+
+log = log_to(snakemake.log[0])
+stories = len(read_table(snakemake.input.texts, ["story_id"]))
+rows = []
+for path in snakemake.input.benchmarks:
+    bench = pd.read_csv(path, sep="\t")
+    seconds = float(bench["s"].iloc[-1])
+    rows.append({"metric": Path(path).stem, "seconds": round(seconds, 2), "stories": stories,
+                 "ms_per_story": round(1000 * seconds / stories, 1), "max_rss_mb": bench["max_rss"].iloc[-1]})
+table = pd.DataFrame(rows)
+write_csv(table, snakemake.output.csv)
+write_markdown(table, snakemake.output.md, f"Computation time per metric on {snakemake.wildcards.dataset} "
+               "(one Snakemake job each, loading included)")
+log.info("\n%s", table.to_string())
