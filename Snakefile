@@ -12,9 +12,11 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/targets.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/metrics.smk"
+include: "workflow/rules/neural.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/stats.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/localrules.smk"
 
 
 rule all:

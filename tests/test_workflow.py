@@ -8,9 +8,19 @@ import pytest
 from workflow_helpers import copy_mirror, make_workdir, run_snakemake
 
 
+# The default config, except that neural metrics run on a 3-prompt slice of hanna-llm
+# (28 stories) instead of all 672: the full neural pass is `make reproduce`'s job.
+STRING_METRICS = ["bleu", "rouge", "meteor", "chrf", "cider", "datastats"]
+NEURAL_METRICS = ["bertscore", "moverscore", "supert"]
+TEST_DATASETS = {
+    "datasets.hanna-llm.metrics": STRING_METRICS,
+    "datasets.hanna-llm-mini": {"kind": "hanna-llm", "file": "hanna/stories_llm", "max_prompts": 3, "metrics": NEURAL_METRICS},
+}
+
+
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, hanna_mirror):
-    workdir = make_workdir(tmp_path_factory.mktemp("run"))
+    workdir = make_workdir(tmp_path_factory.mktemp("run"), **TEST_DATASETS)
     result = run_snakemake(workdir, "--cores", "2")
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir
@@ -46,7 +56,7 @@ def test_every_figure_and_table_rendered(finished_run):
 
 def test_rerun_gives_identical_tables(finished_run, tmp_path):
     """Same config, another directory, --cores 1 instead of 2: byte-identical tables, resampling included."""
-    workdir = make_workdir(tmp_path / "again")
+    workdir = make_workdir(tmp_path / "again", **TEST_DATASETS)
     base = "results/hanna/released"
     targets = [f"{base}/{name}" for name in ["correlations.csv", "borda.csv", "bootstrap_f1.csv", "correlation_ci.csv",
                                              "williams.csv", "kemeny.csv", "topk.csv", "icc.csv",
@@ -167,3 +177,30 @@ def test_touching_a_metric_module_reruns_that_metric_and_merge_only(finished_run
     assert counts.get("metric") == 1, plan  # chrf on hanna-llm, no other metric
     assert counts.get("merge_scores") == 1, plan
     assert "validate_against_released" in counts
+
+
+def test_neural_metrics_identities_on_the_human_row(finished_run):
+    """Story = reference on the Human system: BERTScore 1, BaryScore 0, DepthScore 0."""
+    scores = pd.read_parquet(finished_run / "results/hanna-llm-mini/computed/scores.parquet")
+    human = scores[scores["story_id"].str.endswith("-human")].pivot(index="story_id", columns="metric", values="value")
+    assert len(human) == 3
+    assert human["bertscore-f1"].to_numpy() == pytest.approx(1.0, abs=1e-5)
+    others = scores[~scores["story_id"].str.endswith("-human") & (scores["metric"] == "bertscore-f1")]
+    assert len(others) == 18 and (others["value"] < 0.99).all()
+    cache = finished_run / "results/hanna-llm-mini/computed/embeddings/all-minilm-l6-v2.safetensors"
+    assert cache.stat().st_size > 0
+    signatures = list((finished_run / "results/hanna-llm-mini/computed/scores").glob("*@all-minilm-l6-v2.signature.json"))
+    assert len(signatures) == len(NEURAL_METRICS)
+
+
+def test_paper_config_plans_every_model_metric(tmp_path, hanna_mirror):
+    """config/paper.yaml validates and schedules the paper's models (a dry run: no hub here)."""
+    from conftest import REPO
+
+    workdir = make_workdir(tmp_path)
+    dry = run_snakemake(workdir, "-n", "--configfile", str(workdir / "config.yaml"), str(REPO / "config/paper.yaml"))
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    for stem in ["bartscore@bart-large-cnn", "infolm@bert-base-uncased", "blanc@bert-base-uncased",
+                 "perplexity@gpt2", "bertscore@bert-base-uncased", "supert@bert-large-nli-stsb-mean-tokens"]:
+        assert f"{stem}.parquet" in dry.stdout, stem
+    assert "embeddings/bert-base-uncased.safetensors" in dry.stdout

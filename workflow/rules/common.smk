@@ -143,3 +143,5 @@ wildcard_constraints:
     scoreset="|".join(SCORESETS),
     source="|".join(SOURCES),
     metric="|".join(catalog.CATALOG),
+    encoder="|".join(sorted({re.escape(model["name"]) for role, model in config["models"].items()
+                             if model and role in ("encoder", "sentence_encoder")})) or "none",

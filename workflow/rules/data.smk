@@ -59,6 +59,7 @@ rule normalise_texts:
         text_human="results/{textset}/data/text_human_scores.csv",
     params:
         kind=lambda wildcards: config["datasets"][wildcards.textset]["kind"],
+        max_prompts=lambda wildcards: config["datasets"][wildcards.textset].get("max_prompts"),
     conda:
         CORE_ENV
     log:

@@ -10,6 +10,8 @@ rule metric:
         signature="results/{dataset}/computed/scores/{metric}.signature.json",
     params:
         options=metric_params,
+    wildcard_constraints:
+        metric="|".join(STRING),
     resources:
         mem_mb=4000,
         runtime=60,

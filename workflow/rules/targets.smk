@@ -84,7 +84,7 @@ def all_targets():
     if USE_ANNOTATIONS:
         targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
     for dataset in TEXT_DATASETS:
-        if config["datasets"][dataset]["metrics"]:
+        if enabled_metrics(dataset):
             targets += computed_targets(dataset)
     return targets
 
@@ -111,20 +111,62 @@ def metric_inputs(wildcards):
     return {"texts": f"results/{wildcards.dataset}/data/texts.parquet", "module": catalog.module_file(wildcards.metric)}
 
 
+NEURAL = [name for name, entry in catalog.CATALOG.items() if entry.resource]
+STRING = [name for name in catalog.CATALOG if name not in NEURAL]
+
+
+def neural_model(metric):
+    """The configured model (name, path) a neural metric reads, or None when its role is disabled."""
+    _, role = catalog.entry(metric).resource
+    return config["models"][role]
+
+
+def metric_stem(metric):
+    """File stem of a metric's scores: the model is part of a neural metric's name."""
+    return f"{metric}@{neural_model(metric)['name']}" if metric in NEURAL else metric
+
+
+def enabled_metrics(dataset):
+    """The dataset's metrics whose model role is configured (config.yaml disables roles with no offline model)."""
+    return [metric for metric in config["datasets"][dataset]["metrics"] if metric not in NEURAL or neural_model(metric)]
+
+
+def report_disabled():
+    """One log line per metric whose model role is not configured."""
+    for metric in NEURAL:
+        datasets = [name for name in TEXT_DATASETS if metric in config["datasets"][name]["metrics"]]
+        if datasets and not neural_model(metric):
+            logger.info(f"storyeval: {metric} disabled ({', '.join(datasets)}): models.{catalog.entry(metric).resource[1]} "
+                        "is null, no offline model; config/paper.yaml sets one")
+
+
+def neural_inputs(wildcards):
+    inputs = metric_inputs(wildcards)
+    kind, role = catalog.entry(wildcards.metric).resource
+    if kind == "cache":
+        inputs["cache"] = f"results/{wildcards.dataset}/computed/embeddings/{wildcards.model}.safetensors"
+    return inputs
+
+
+def neural_resource(wildcards):
+    """(keyword, value) of what a neural metric's compute() reads besides the texts."""
+    kind, role = catalog.entry(wildcards.metric).resource
+    return {"keyword": kind, "path": neural_model(wildcards.metric)["path"]}
+
+
 def metric_params(wildcards):
     return config["metric_params"].get(wildcards.metric, {})
 
 
 def merge_inputs(wildcards):
     base = f"results/{wildcards.dataset}/computed/scores"
-    metrics = config["datasets"][wildcards.dataset]["metrics"]
-    return {"scores": [f"{base}/{metric}.parquet" for metric in metrics],
+    return {"scores": [f"{base}/{metric_stem(metric)}.parquet" for metric in enabled_metrics(wildcards.dataset)],
             "released_registry": "results/hanna/released/metrics.csv"}
 
 
 def benchmark_inputs(wildcards):
-    metrics = config["datasets"][wildcards.dataset]["metrics"]
-    return {"benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{metric}.tsv" for metric in metrics],
+    stems = [metric_stem(metric) for metric in enabled_metrics(wildcards.dataset)]
+    return {"benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{stem}.tsv" for stem in stems],
             "texts": f"results/{wildcards.dataset}/data/texts.parquet"}
 
 
@@ -163,3 +205,18 @@ def table_outputs(name):
         )
         for ext in ("csv", "md")
     }
+
+
+def encoder_model(wildcards):
+    """The configured encoder named by the `encoder` wildcard (its path and the layers to cache)."""
+    for role in ("encoder", "sentence_encoder"):
+        model = config["models"][role]
+        if model and model["name"] == wildcards.encoder:
+            return {"path": model["path"], "layers": model.get("layers") or config["embedding"]["layers"]}
+    raise WorkflowError(f"no configured encoder is named {wildcards.encoder!r}; fix: set models.encoder.name in config")
+
+
+def sentence_metrics(wildcards):
+    """Cache-based metrics of the dataset that encode sentences on their own (SUPERT) with this encoder."""
+    return [metric for metric in enabled_metrics(wildcards.dataset)
+            if metric == "supert" and neural_model(metric)["name"] == wildcards.encoder]

@@ -27,6 +27,14 @@ class Entry:
     module: str
     needs: frozenset[str]
     released: dict[str, str]  # score column (slug) -> HANNA's released label
+    # What a neural metric reads, as (keyword of compute(), config role): the shared embedding
+    # cache of an encoder ("cache"), a model ("model") or a word-embedding file ("embeddings").
+    resource: tuple[str, str] | None = None
+
+
+# Columns HANNA did not release: label, reference, family, direction (registry layout).
+NEW_COLUMNS = {"perplexity": ("Perplexity", "free", "model", "lower")}
+BARYSCORE_REGS = ["10", "5", "1", "0.5", "0.1", "0.01", "0.001"]
 
 
 CATALOG: dict[str, Entry] = {
@@ -39,6 +47,24 @@ CATALOG: dict[str, Entry] = {
     "chrf": Entry("storyeval.metrics.chrf", frozenset({"reference"}), {"chrf": "chrF"}),
     "cider": Entry("storyeval.metrics.cider", frozenset({"reference"}), {"cider": "CIDEr"}),
     "datastats": Entry("storyeval.metrics.datastats", frozenset({"prompt"}), DATASTATS),
+    "bertscore": Entry("storyeval.metrics.bertscore", frozenset({"reference"}), {
+        "bertscore-precision": "BERTScore Precision", "bertscore-recall": "BERTScore Recall", "bertscore-f1": "BERTScore F1",
+    }, ("cache", "encoder")),
+    "moverscore": Entry("storyeval.metrics.moverscore", frozenset({"reference"}), {"moverscore": "MoverScore"}, ("cache", "encoder")),
+    "supert": Entry("storyeval.metrics.supert", frozenset({"prompt", "reference"}), {
+        "supert-ps": "SUPERT-PS", "supert-ss": "SUPERT-SS", "supert-golden": "SUPERT-Golden",
+    }, ("cache", "sentence_encoder")),
+    "bartscore": Entry("storyeval.metrics.bartscore", frozenset({"prompt", "reference"}), {
+        f"bartscore-{v}": f"BARTScore-{v.upper()}" for v in ("ps", "sp", "sh", "hs")}, ("model", "seq2seq")),
+    "infolm": Entry("storyeval.metrics.infolm", frozenset({"reference"}), {
+        "infolm-fisherrao": "InfoLM-FisherRao", "infolm-r-fisherrao": "InfoLM-R-FisherRao",
+        "infolm-sim-fisherrao": "InfoLM-Sim-FisherRao"}, ("model", "masked_lm")),
+    "blanc": Entry("storyeval.metrics.blanc", frozenset({"prompt", "reference"}), {
+        "blanc-help-ps": "BLANC-Help-PS", "blanc-tune-ps": "BLANC-Tune-PS", "blanc-help-ss": "BLANC-Help-SS",
+        "blanc-tune-ss": "BLANC-Tune-SS", "blanc-golden": "BLANC-Golden"}, ("model", "masked_lm")),
+    "perplexity": Entry("storyeval.metrics.perplexity", frozenset(), {}, ("model", "causal_lm")),
+    "rouge-we": Entry("storyeval.metrics.rouge_we", frozenset({"reference"}), {
+        f"rouge-we-3-{m}": f"ROUGE-WE-3 {label}" for m, label in ROUGE_MEASURES.items()}, ("embeddings", "word_embeddings")),
     # the prompt-free subset of datastats, for datasets without prompts
     "textstats": Entry("storyeval.metrics.textstats", frozenset(), {
         column: DATASTATS[column] for column in ["text-length", "repetition-1", "repetition-2", "repetition-3"]
@@ -75,3 +101,8 @@ def module_file(name: str) -> str:
     import importlib.util
 
     return importlib.util.find_spec(entry(name).module).origin
+
+
+def registry_rows() -> dict[str, tuple[str, str, str, str]]:
+    """Registry rows of computed columns that HANNA's released file does not have."""
+    return dict(NEW_COLUMNS)

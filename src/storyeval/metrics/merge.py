@@ -10,12 +10,18 @@ from storyeval.data.registry import REGISTRY_COLUMNS
 from storyeval.errors import InputError
 
 
-def merge_scores(paths: list[str | Path], released_registry: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def merge_scores(paths: list[str | Path], released_registry: pd.DataFrame,
+                 new_columns: dict[str, tuple[str, str, str, str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(long scores: story_id, metric, value; registry in the released layout).
 
     Columns are HANNA slugs, so label, reference/free, family and direction come
-    from the released registry; a column it does not know is refused.
+    from the released registry; `new_columns` (slug -> label, reference, family,
+    direction) registers metrics HANNA did not release; any other column is refused.
     """
+    extra = pd.DataFrame([(slug, *row) for slug, row in (new_columns or {}).items()],
+                         columns=["slug", "label", "reference", "family", "direction"])
+    released_registry = pd.concat([released_registry, extra[~extra["slug"].isin(released_registry["slug"])]],
+                                  ignore_index=True)
     frames, slugs = [], []
     for path in paths:
         frame = pd.read_parquet(path).set_index("story_id")

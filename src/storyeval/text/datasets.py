@@ -188,3 +188,12 @@ def load_dataset(kind: str, path: str | Path, name: str) -> TextDataset:
     if kind not in LOADERS:
         raise InputError(f"dataset {name}: unknown kind {kind!r}; fix: use one of {', '.join(LOADERS)}")
     return LOADERS[kind](path, name)
+
+
+def subset_prompts(texts: pd.DataFrame, human: pd.DataFrame | None, max_prompts: int | None):
+    """The stories of the first `max_prompts` prompts (all when None), and their human scores."""
+    if max_prompts is None or texts["prompt_id"].isna().all():
+        return texts, human
+    kept = texts[texts["prompt_id"] < max_prompts].reset_index(drop=True)
+    kept.attrs = dict(texts.attrs)
+    return kept, None if human is None else human[human["story_id"].isin(kept["story_id"])].reset_index(drop=True)

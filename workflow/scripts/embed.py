@@ -1,0 +1,27 @@
+"""The shared embedding pass: every distinct text a dataset's cache-based metrics read, once.
+
+Stories, references and prompts always; the sentences SUPERT encodes one by one
+when SUPERT reads this encoder's cache.
+"""
+
+import pandas as pd
+import torch
+
+from storyeval.io import log_to
+from storyeval.metrics import catalog
+from storyeval.neural.embeddings import encode_texts, save_cache
+from storyeval.neural.paths import resolve_model_path
+
+log = log_to(snakemake.log[0])
+torch.set_num_threads(snakemake.threads)
+settings = snakemake.params.embedding
+texts = pd.read_parquet(snakemake.input.texts)
+corpus = [text for column in ("story", "reference", "prompt") for text in texts[column].dropna()]
+for metric in snakemake.params.sentence_metrics:
+    corpus += catalog.load(metric).required_texts(texts, **snakemake.params.metric_options.get(metric, {}))
+model = snakemake.params.model
+cache = encode_texts(corpus, resolve_model_path(model["path"]), model["layers"], settings["batch_size"],
+                     None if snakemake.params.device == "auto" else snakemake.params.device,
+                     settings["max_length"], settings["policy"], settings["stride"])
+save_cache(cache, snakemake.output[0])
+log.info("signature: %s", cache.signature)
