@@ -1,0 +1,260 @@
+"""Training the learned evaluator: Ranking and Rating, jointly, seeded (spec section 5, issue 7).
+
+Each step, as StoryER's train.py, takes `batch_size` training pairs and as many aspect comments drawn at random
+(with replacement) from the training comments, and minimises
+    ranking + rating_weight * (confidence + rating)
+- ranking: torch's MarginRankingLoss (margin 0.3 by default) on the preference scores of the preferred and the
+  other story of each pair (pairs share a prompt by construction);
+- confidence: cross-entropy of the aspect logits against the comment's aspect (softmax over the 10 aspects);
+- rating: binary cross-entropy of the sigmoid rating of that aspect against (rating - 1) / 4.
+StoryER sums the hinge over a batch; the mean here only rescales the learning rate.
+Optimiser AdamW. Default: the encoder frozen, its story vectors computed once (`storyeval.learned.embed`)
+and the heads trained on them; `finetune_encoder` trains the encoder too (its own learning rate), its vectors
+recomputed with gradients every step (GPU machines).
+
+Only training-fold prompts are read (`storyeval.learned.data.prompt_folds`). Reproducible: torch.manual_seed(seed)
+drives initialisation, dropout, batch order and comment draws; deterministic algorithms are switched on while
+training; the same config and data give a byte-identical model file (the frozen-encoder heads train on one
+thread, whatever the caller's setting; the story vectors are cached).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from importlib import metadata as package_metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+
+from storyeval.errors import InputError
+from storyeval.learned.data import ASPECTS, RATING_RANGE, TRAIN, fold_of, prompt_folds
+from storyeval.learned.embed import POLICIES, StoryEncoder, embed_texts
+from storyeval.learned.model import StoryerHeads, features, prefixed, save_model
+
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")  # cuBLAS needs it for deterministic algorithms
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    seed: int = 0  # torch.manual_seed: initialisation, dropout, batch order, comment draws
+    split_seed: int = 0  # the prompt folds
+    heldout_share: float = 0.2  # share of the ranking prompts held out
+    margin: float = 0.3  # StoryER's hinge margin
+    epochs: int = 30
+    batch_size: int = 32
+    learning_rate: float = 1e-3
+    weight_decay: float = 0.01
+    hidden: int = 0  # 0: linear heads on the story vector, as StoryER's
+    dropout: float = 0.1
+    rating_weight: float = 1.0
+    use_prompt: bool = False  # join the prompt's vector (the scored texts then need prompts)
+    finetune_encoder: bool = False
+    encoder_learning_rate: float = 2e-5
+    max_length: int | None = None  # None: the encoder's sentence window (256 for MiniLM)
+    # "chunks": the whole story (StoryER's Longformer reads it all); chosen over "truncate" (first 255 word pieces)
+    # by held-out pair accuracy within the training prompts (inner prompt folds: 0.61 vs 0.54)
+    policy: str = "chunks"
+
+    @classmethod
+    def from_mapping(cls, values: Mapping | None) -> TrainConfig:
+        """A config from a mapping (the workflow config); unknown keys and bad values are input errors."""
+        values = dict(values or {})
+        known = {field.name for field in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InputError(f"storyer training config: unknown keys {unknown}; fix: use keys among {sorted(known)}")
+        config = cls(**values)
+        config.check()
+        return config
+
+    def check(self) -> None:
+        problems = [f"{name} must be a positive integer" for name in ("epochs", "batch_size")
+                    if not (type(getattr(self, name)) is int and getattr(self, name) >= 1)]
+        problems += [f"{name} must be a positive number" for name in ("learning_rate", "encoder_learning_rate")
+                     if not getattr(self, name) > 0]
+        problems += [f"{name} must be >= 0" for name in ("margin", "weight_decay", "rating_weight", "hidden")
+                     if not getattr(self, name) >= 0]
+        if not 0 <= self.dropout < 1:
+            problems.append("dropout must lie in [0, 1)")
+        if self.policy not in POLICIES:
+            problems.append(f"policy must be one of {', '.join(POLICIES)}")
+        if problems:
+            raise InputError(f"storyer training config: {'; '.join(problems)}; fix: correct the storyer section")
+
+
+@dataclass
+class Trained:
+    heads: StoryerHeads
+    encoder_state: dict[str, torch.Tensor] | None  # the fine-tuned encoder's weights, None when frozen
+    bank_vectors: torch.Tensor  # [stories, D] the rated training stories, for retrieved comments
+    metadata: dict  # what the model file records besides tensors (see model.py)
+    history: pd.DataFrame  # epoch, ranking_loss, rating_loss, loss (means over the epoch's steps)
+    folds: pd.Series  # fold of each ranking prompt
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        tensors = {**prefixed(self.heads.state_dict(), "heads"), "bank.vectors": self.bank_vectors}
+        return tensors | (prefixed(self.encoder_state, "encoder") if self.encoder_state is not None else {})
+
+    def save(self, path: str | Path) -> None:
+        save_model(path, self.tensors(), self.metadata)
+
+
+@contextmanager
+def deterministic(seed: int):
+    """Seeded torch with deterministic algorithms, the previous setting restored after."""
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    torch.manual_seed(seed)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(previous)
+
+
+@contextmanager
+def one_thread(enabled: bool):
+    """torch on one CPU thread while only the small heads train: thread hand-offs cost more than such matrices
+    (10-20x slower with 2 threads on a busy machine), and the result no longer depends on the thread count."""
+    previous = torch.get_num_threads()
+    if enabled:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+class Vectors:
+    """Story vectors for training steps: looked up (frozen encoder) or recomputed with gradients (fine-tuning)."""
+
+    def __init__(self, encoder: StoryEncoder, texts: list[str], finetune: bool, cache_path: str | Path | None):
+        self.encoder, self.finetune = encoder, finetune
+        if not finetune:
+            self.row = {text: index for index, text in enumerate(texts)}
+            self.matrix = torch.from_numpy(embed_texts(texts, encoder, cache_path)).to(encoder.device)
+
+    def __call__(self, texts: list[str]) -> torch.Tensor:
+        if not self.finetune:
+            return self.matrix[[self.row[text] for text in texts]]
+        distinct = list(dict.fromkeys(texts))
+        row = {text: index for index, text in enumerate(distinct)}
+        return self.encoder(distinct, grad=True)[[row[text] for text in texts]]
+
+
+def step_features(vectors: Vectors, stories: list[str], prompts: list[str], use_prompt: bool) -> torch.Tensor:
+    if not use_prompt:
+        return vectors(stories)
+    both = vectors(stories + prompts)
+    return features(both[:len(stories)], both[len(stories):])
+
+
+def training_texts(pairs: pd.DataFrame, ratings: pd.DataFrame, use_prompt: bool) -> list[str]:
+    texts = [*pairs["high"], *pairs["low"], *ratings["story"]]
+    return sorted(set(texts) | (set(pairs["prompt"]) | set(ratings["prompt"]) if use_prompt else set()))
+
+
+def train(pairs: pd.DataFrame, ratings: pd.DataFrame, encoder_path: str | Path, config: TrainConfig, *,
+          device: str | None = None, cache_path: str | Path | None = None) -> Trained:
+    """Train the heads (and the encoder when `config.finetune_encoder`) on the training folds (module docstring).
+
+    `pairs` and `ratings` as `storyeval.learned.data.load_pairs` / `load_ratings` make them; `cache_path` keeps the
+    frozen encoder's story vectors for later runs."""
+    config.check()
+    folds = prompt_folds(pairs["prompt"], config.heldout_share, config.split_seed)
+    pairs = pairs[fold_of(pairs, folds) == TRAIN].reset_index(drop=True)
+    ratings = ratings[fold_of(ratings, folds) == TRAIN].reset_index(drop=True)
+    if pairs.empty or ratings.empty:
+        raise InputError("storyer training: no training pairs or no rated comments left in the training folds; "
+                         "fix: lower heldout_share or supply more data")
+    encoder = StoryEncoder(encoder_path, max_length=config.max_length, policy=config.policy, device=device)
+    with deterministic(config.seed):
+        vectors = Vectors(encoder, training_texts(pairs, ratings, config.use_prompt), config.finetune_encoder, cache_path)
+        width = int(encoder.model.config.hidden_size)
+        heads = StoryerHeads(width * (2 if config.use_prompt else 1), len(ASPECTS), config.hidden, config.dropout)
+        heads.to(encoder.device).train()
+        groups = [{"params": heads.parameters(), "lr": config.learning_rate}]
+        if config.finetune_encoder:
+            encoder.model.train()
+            groups.append({"params": encoder.model.parameters(), "lr": config.encoder_learning_rate})
+        optimizer = torch.optim.AdamW(groups, weight_decay=config.weight_decay)
+        with one_thread(enabled=not config.finetune_encoder):
+            history = run_epochs(heads, vectors, optimizer, pairs, ratings, config, encoder.device)
+        encoder.model.eval()
+        heads.eval()
+        bank_stories = ratings.drop_duplicates("story_index")
+        with torch.inference_mode():
+            bank = vectors(list(bank_stories["story"])).detach().clone() if not config.finetune_encoder \
+                else encoder(list(bank_stories["story"]))
+    state = {name: tensor.detach().clone() for name, tensor in encoder.model.state_dict().items()} \
+        if config.finetune_encoder else None
+    row = {index: position for position, index in enumerate(bank_stories["story_index"])}
+    metadata = {
+        "config": asdict(config),
+        "encoder": {"path": str(encoder_path), **{k: v for k, v in encoder.settings.items() if k != "format"}},
+        "vector_format": encoder.settings["format"],
+        "input_dim": width * (2 if config.use_prompt else 1),
+        "aspects": list(ASPECTS),
+        "bank": [[row[index], int(aspect), float(rating), comment] for index, aspect, rating, comment
+                 in ratings[["story_index", "aspect", "rating", "comment"]].itertuples(index=False)],
+        "n_train_pairs": len(pairs), "n_train_comments": len(ratings),
+        "heldout_prompts": sorted(folds.index[folds != TRAIN]),
+    }
+    return Trained(heads.cpu(), state, bank.cpu(), metadata, history, folds)
+
+
+def run_epochs(heads: StoryerHeads, vectors: Vectors, optimizer, pairs: pd.DataFrame, ratings: pd.DataFrame,
+               config: TrainConfig, device) -> pd.DataFrame:
+    """The training loop (module docstring); returns the per-epoch mean losses."""
+    ranking, confidence, rating = nn.MarginRankingLoss(margin=config.margin), nn.CrossEntropyLoss(), nn.BCELoss()
+    aspects = torch.as_tensor(ratings["aspect"].to_numpy() - 1, device=device)
+    low, high = RATING_RANGE
+    targets = torch.as_tensor((ratings["rating"].to_numpy() - low) / (high - low), dtype=torch.float32, device=device)
+    generator = torch.Generator().manual_seed(config.seed)
+    rows = []
+    for epoch in range(config.epochs):
+        losses = []
+        for batch in torch.randperm(len(pairs), generator=generator).split(config.batch_size):
+            picked = pairs.iloc[batch.numpy()]
+            drawn = torch.randint(len(ratings), (len(batch),), generator=generator)
+            comments = ratings.iloc[drawn.numpy()]
+            prompts = list(picked["prompt"])
+            scores = heads(step_features(vectors, list(picked["high"]) + list(picked["low"]), prompts + prompts,
+                                         config.use_prompt)).preference
+            ranking_loss = ranking(scores[:len(batch)], scores[len(batch):], torch.ones(len(batch), device=device))
+            rated = heads(step_features(vectors, list(comments["story"]), list(comments["prompt"]), config.use_prompt))
+            which = aspects[drawn.to(device)]
+            rating_loss = confidence(rated.confidence, which) + rating(
+                rated.rating.gather(1, which[:, None]).squeeze(1), targets[drawn.to(device)])
+            loss = ranking_loss + config.rating_weight * rating_loss
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append([ranking_loss.item(), rating_loss.item(), loss.item()])
+        rows.append([epoch + 1, *np.mean(losses, axis=0)])
+    return pd.DataFrame(rows, columns=["epoch", "ranking_loss", "rating_loss", "loss"])
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def signature(trained: Trained, inputs: Mapping[str, str | Path], model_file: str | Path | None = None) -> dict:
+    """The JSON signature of a training run: config, encoder, input and model file checksums, versions, losses."""
+    meta = {key: value for key, value in trained.metadata.items() if key != "bank"}
+    last = trained.history.iloc[-1]
+    return {
+        **meta,
+        "inputs": {name: {"path": str(path), "sha256": file_sha256(path)} for name, path in inputs.items()},
+        "model_sha256": file_sha256(model_file) if model_file is not None else None,
+        "final_losses": {name: float(last[name]) for name in ("ranking_loss", "rating_loss", "loss")},
+        "n_prompts": {fold: int(count) for fold, count in trained.folds.value_counts().sort_index().items()},
+        "torch_threads": torch.get_num_threads(),
+        "versions": {package: package_metadata.version(package) for package in ("torch", "transformers", "numpy")},
+    }
