@@ -11,7 +11,7 @@ from workflow_helpers import copy_mirror, make_workdir, run_snakemake
 # The default config, except that neural metrics run on a 3-prompt slice of hanna-llm
 # (28 stories) instead of all 672: the full neural pass is `make reproduce`'s job.
 STRING_METRICS = ["bleu", "rouge", "meteor", "chrf", "cider", "datastats"]
-NEURAL_METRICS = ["bertscore", "moverscore", "supert"]
+NEURAL_METRICS = ["bertscore", "moverscore", "baryscore", "depthscore", "supert"]
 TEST_DATASETS = {
     "datasets.hanna-llm.metrics": STRING_METRICS,
     "datasets.hanna-llm-mini": {"kind": "hanna-llm", "file": "hanna/stories_llm", "max_prompts": 3, "metrics": NEURAL_METRICS},
@@ -128,7 +128,7 @@ def test_checksum_mismatch(tmp_path, hanna_mirror):
 
 def test_no_mirror_and_no_network(tmp_path):
     workdir = make_workdir(tmp_path, **{"data.mirrors.hanna": [str(tmp_path / "empty")], "hanna.base_url": "http://127.0.0.1:9"})
-    _refused(run_snakemake(workdir, "--cores", "1"), workdir, "not in any mirror", "fix:")
+    _refused(run_snakemake(workdir, "--cores", "1"), workdir, "in no mirror", "fix:")
 
 
 def test_text_metrics_computed_and_validated(finished_run):
@@ -185,6 +185,8 @@ def test_neural_metrics_identities_on_the_human_row(finished_run):
     human = scores[scores["story_id"].str.endswith("-human")].pivot(index="story_id", columns="metric", values="value")
     assert len(human) == 3
     assert human["bertscore-f1"].to_numpy() == pytest.approx(1.0, abs=1e-5)
+    assert human["baryscore-w"].to_numpy() == pytest.approx(0.0, abs=1e-4)
+    assert human["depthscore"].to_numpy() == pytest.approx(0.0, abs=1e-4)
     others = scores[~scores["story_id"].str.endswith("-human") & (scores["metric"] == "bertscore-f1")]
     assert len(others) == 18 and (others["value"] < 0.99).all()
     cache = finished_run / "results/hanna-llm-mini/computed/embeddings/all-minilm-l6-v2.safetensors"

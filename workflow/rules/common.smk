@@ -9,7 +9,7 @@ from snakemake.utils import validate
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the package, also without `pip install -e`
 
-from storyeval.data.fetch import find_in_mirrors, reachable
+from storyeval.data.fetch import find_in_mirrors, reachable, verify
 from storyeval.data.registry import build_registry, is_metric_label, resolve_metrics
 from storyeval.config import check_config
 from storyeval.errors import InputError
@@ -129,8 +129,41 @@ def check_datasets():
             raise WorkflowError(f"config.yaml metric_params.{metric}: unknown parameter(s) {unknown}; fix: use {sorted(accepted)}")
 
 
+def required_files():
+    """(source, key) of the pinned files the configured run reads (the optional raw annotations aside)."""
+    files = [("hanna", key) for key in ("scores", "scores_llm", "license")]
+    for dataset in config["datasets"].values():
+        source, key = dataset["file"].split("/")
+        if key != "annotations" and dataset["metrics"]:
+            files.append((source, key))
+    return list(dict.fromkeys(files))
+
+
+def check_sources():
+    """Before any job: every needed file is fetched already, or in a mirror with the pinned checksum,
+    or downloadable. A wrong checksum or an unreachable file stops the run with one line."""
+    for source, key in required_files():
+        entry = SOURCES[source]["files"][key]
+        name = Path(entry["path"]).name
+        if Path(pinned_path(source, key)).is_file():
+            continue
+        local = find_in_mirrors(name, mirrors(source))
+        try:
+            if local is not None:
+                verify(local, entry["sha256"], str(local))
+            elif not (config["data"]["allow_download"] and reachable(pinned_url(source, key))):
+                raise InputError(
+                    f"{name}: in no mirror ({', '.join(mirrors(source)) or 'none configured'}) and "
+                    f"{pinned_url(source, key)} is unreachable or downloads are off; fix: put the file in a "
+                    f"directory listed under data.mirrors.{source}, or run where that URL answers"
+                )
+        except InputError as error:
+            raise WorkflowError(str(error)) from None
+
+
 check_metric_names()
 check_datasets()
+check_sources()
 USE_ANNOTATIONS = annotations_available()
 TEXT_DATASETS = [name for name in config["datasets"] if name != "hanna" or USE_ANNOTATIONS]
 DATASETS = list(dict.fromkeys(["hanna", *TEXT_DATASETS]))

@@ -51,6 +51,10 @@ CATALOG: dict[str, Entry] = {
         "bertscore-precision": "BERTScore Precision", "bertscore-recall": "BERTScore Recall", "bertscore-f1": "BERTScore F1",
     }, ("cache", "encoder")),
     "moverscore": Entry("storyeval.metrics.moverscore", frozenset({"reference"}), {"moverscore": "MoverScore"}, ("cache", "encoder")),
+    "baryscore": Entry("storyeval.metrics.baryscore", frozenset({"reference"}), {
+        "baryscore-w": "BaryScore-W", **{f"baryscore-sd-{reg}": f"BaryScore-SD-{reg}" for reg in BARYSCORE_REGS},
+    }, ("cache", "encoder")),
+    "depthscore": Entry("storyeval.metrics.depthscore", frozenset({"reference"}), {"depthscore": "DepthScore"}, ("cache", "encoder")),
     "supert": Entry("storyeval.metrics.supert", frozenset({"prompt", "reference"}), {
         "supert-ps": "SUPERT-PS", "supert-ss": "SUPERT-SS", "supert-golden": "SUPERT-Golden",
     }, ("cache", "sentence_encoder")),

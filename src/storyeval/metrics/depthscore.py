@@ -1,0 +1,148 @@
+"""DepthScore of the story against the human reference (Staerman et al. 2021), from the shared token-embedding
+cache (`storyeval.neural.embeddings`); lower is better (a pseudo-distance).
+
+Method, as the authors' library (`nlg_eval_via_simi_measures`, `DepthScoreMetric` and `dr_distance`, spec
+section 4): the token vectors of one hidden layer, special tokens included, L2-normalised; X = reference,
+Y = story. IRW depth (integrated rank-weighted, Ramsay et al. 2019) of each token within its own text: over K
+random unit directions u, the token's rank r among the text's n projections <x, u> gives min(r/n, 1 - r/n);
+the depth is the mean over directions. For each of `n_alpha` levels alpha in linspace(100 eps, 100, n_alpha)
+(percent), the tokens whose depth reaches the alpha-th percentile of the text's depths form a depth region
+whose support function in a second set of K directions is h(u) = max <x, u> over the region; then
+DepthScore = (mean over alpha of max over u of (h_X(u) - h_Y(u))^p)^(1/p).
+Directions as the library draws them: legacy `np.random.seed(seed)`, `multivariate_normal(0, I)`, rows
+normalised (sklearn `normalize`); the depth uses the first draw (each of its two calls re-seeds, so X and Y
+share it), the support functions the second. Defaults: p = 5, eps = 0.3, 5 levels, 10,000 directions, seed 0
+(spec section 4; layer 9 of bert-base-uncased in `config/paper.yaml`, the model's last layer otherwise).
+As the library, the power is signed (no absolute value, unlike the paper's |h_X - h_Y|^p): with p odd a
+direction where the story's region reaches further counts negatively, and a text pair where that holds in
+every direction has no real score (NaN, warned). Story = reference gives 0.
+
+Speed: the library recomputed both texts' depths and supports per pair; they depend on one text only, so each
+text's support functions are computed once (reference groups) and a pair costs K x n_alpha subtractions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from storyeval.errors import InputError
+from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.neural.embeddings import EmbeddingCache, require_texts, resolve_layer
+from storyeval.neural.ot import parallel_map
+
+NAME = "depthscore"
+NEEDS = frozenset({"reference"})
+COLUMNS = ("depthscore",)
+
+
+@dataclass(frozen=True)
+class Settings:
+    p: float
+    eps: float
+    n_alpha: int
+    n_directions: int
+    seed: int
+
+
+def required_texts(texts: pd.DataFrame) -> list[str]:
+    """The texts the embedding cache must hold for this metric."""
+    return sorted(set(texts["story"]) | set(texts["reference"]))
+
+
+@lru_cache(maxsize=4)
+def directions(n_directions: int, dim: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The library's (depth, support) direction sets: the first and second draw after seeding."""
+    from sklearn.preprocessing import normalize
+
+    state = np.random.RandomState(seed)  # the legacy generator `np.random.seed` drives, without global state
+    first, second = (normalize(state.multivariate_normal(np.zeros(dim), np.identity(dim), size=n_directions))
+                     for _ in range(2))
+    return first, second
+
+
+def irw_depth(points: np.ndarray, directions_: np.ndarray) -> np.ndarray:
+    """IRW depth of each row of `points` [n, D] among them: the mean over directions of min(r/n, 1 - r/n),
+    r the 1-based rank of its projection."""
+    projections = directions_ @ points.T  # [K, n]
+    n = points.shape[0]
+    ranks = np.empty(projections.shape, dtype=np.float64)
+    np.put_along_axis(ranks, np.argsort(projections, axis=1), np.arange(1, n + 1, dtype=np.float64)[None, :], axis=1)
+    depth = ranks / n
+    return np.minimum(depth, 1 - depth).mean(axis=0)
+
+
+def support_functions(points: np.ndarray, settings: Settings) -> np.ndarray:
+    """[n_alpha, K]: the support function of each depth region (levels linspace(100 eps, 100, n_alpha) percent)."""
+    depth_directions, support_directions = directions(settings.n_directions, points.shape[1], settings.seed)
+    depth = irw_depth(points, depth_directions)
+    # int(eps * 100) as the library (0.3 * 100 = 30.000000000000004 -> 30)
+    levels = np.linspace(int(settings.eps * 100), 100, settings.n_alpha)
+    thresholds = np.percentile(depth, levels)
+    projections = support_directions @ points.T  # [K, n]
+    return np.stack([projections[:, depth >= threshold].max(axis=1) for threshold in thresholds])
+
+
+def score(reference: np.ndarray, story: np.ndarray, p: float) -> float:
+    """(mean over levels of max over directions of (h_X - h_Y)^p)^(1/p), as `dr_distance`."""
+    with np.errstate(invalid="ignore"):
+        return float(np.mean(np.max((reference - story) ** p, axis=1)) ** (1 / p))
+
+
+def unit_points(vectors: np.ndarray) -> np.ndarray:
+    """float32 L2 normalisation (as the library's torch `div_`), then float64 (its `.tolist()`)."""
+    return (vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)).astype(np.float64)
+
+
+def score_group(job) -> list[float]:
+    """One reference and its stories: each text's support functions once, then one score per story."""
+    reference, stories, settings = job
+    supports = {}
+    for key, vectors in [reference, *stories]:
+        if key not in supports:
+            supports[key] = support_functions(unit_points(vectors), settings)
+    return [score(supports[reference[0]], supports[key], settings.p) for key, _ in stories]
+
+
+def check_options(p: float, eps: float, n_alpha: int, n_directions: int) -> None:
+    if not 0 <= eps <= 1:
+        raise InputError(f"metric {NAME}: eps {eps} must lie in [0, 1] (the lowest depth level); fix: e.g. 0.3")
+    if p <= 0 or n_alpha < 1 or n_directions < 1:
+        raise InputError(f"metric {NAME}: p ({p}), n_alpha ({n_alpha}) and n_directions ({n_directions}) must be "
+                         "positive; fix: the paper's 5, 5 and 10000")
+
+
+def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = None, p: float = 5, eps: float = 0.3,
+            n_alpha: int = 5, n_directions: int = 10_000, seed: int = 0, processes: int = 1) -> pd.DataFrame:
+    check_texts(texts, NEEDS, NAME)
+    check_options(p, eps, n_alpha, n_directions)
+    layer = resolve_layer(cache, layer, NAME)
+    require_texts(cache, required_texts(texts), NAME)
+    settings = Settings(float(p), float(eps), int(n_alpha), int(n_directions), int(seed))
+    groups = texts.groupby("reference", sort=False).indices
+    stories = texts["story"].to_numpy()
+
+    def jobs():
+        for reference, rows in groups.items():
+            yield ((reference, cache.get(reference).layers[layer]),
+                   [(stories[row], cache.get(stories[row]).layers[layer]) for row in rows], settings)
+
+    values = np.empty(len(texts))
+    for rows, scores in zip(groups.values(), parallel_map(score_group, jobs(), processes)):
+        values[rows] = scores
+    warn_count(NAME, texts, int(np.isnan(values).sum()),
+               "have no DepthScore (the story's depth regions reach further in every direction; NaN, as the library)")
+    return scores_frame(texts["story_id"], {"depthscore": values})
+
+
+def signature(*, cache: EmbeddingCache | dict, layer: int | None = None, p: float = 5, eps: float = 0.3,
+              n_alpha: int = 5, n_directions: int = 10_000, seed: int = 0, processes: int = 1) -> dict:
+    encoder = cache.signature if isinstance(cache, EmbeddingCache) else dict(cache)
+    return describe(NAME, ["numpy", "scikit-learn"], {"candidate": "story", "reference": "reference"},
+                    {"layer": int(encoder["num_hidden_layers"]) if layer is None else int(layer), "p": float(p),
+                     "eps": float(eps), "n_alpha": int(n_alpha), "n_directions": int(n_directions), "seed": int(seed)},
+                    method="IRW depth, depth-region support functions, signed power as the library's dr_distance; "
+                           "special tokens included", encoder=encoder)

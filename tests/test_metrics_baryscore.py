@@ -1,0 +1,276 @@
+"""BaryScore and its optimal-transport helpers, each against an independent formulation on small inputs:
+the exact cost against scipy's linprog on the full transport LP, the entropic solver against a plain numpy
+log-domain Sinkhorn loop and POT, the barycenter against a brute force over the transport vertices and against
+POT's own `free_support_barycenter`, the whole metric against the library's pipeline rebuilt from POT calls."""
+
+import itertools
+import math
+from collections import Counter, defaultdict
+
+import numpy as np
+import ot
+import pandas as pd
+import pytest
+from scipy.optimize import linprog
+
+from storyeval.errors import InputError
+from storyeval.metrics import baryscore
+from storyeval.neural.embeddings import EmbeddingCache
+from storyeval.neural.ot import barycenter, transport
+
+CLS, SEP = 101, 102
+
+
+def synthetic_cache(texts: list[str], layers=(1, 2, 3, 4, 5, 6), dim: int = 8, seed: int = 0) -> EmbeddingCache:
+    """A real EmbeddingCache from numpy: [CLS] + 4..9 word ids from a 12-id vocabulary + [SEP] per text, random
+    hidden states per layer (seeded), so idf weights and barycenters are non-trivial."""
+    rng = np.random.default_rng(seed)
+    distinct = sorted(set(texts))
+    ids = [np.array([CLS, *rng.integers(1000, 1012, size=rng.integers(4, 10)), SEP]) for _ in distinct]
+    offsets = np.cumsum([0, *map(len, ids)])
+    special = np.concatenate([np.isin(row, (CLS, SEP)) for row in ids])
+    hidden = {layer: rng.normal(size=(offsets[-1], dim)).astype(np.float32) for layer in layers}
+    vocab = {int(token): f"t{token}" for token in np.unique(np.concatenate(ids))}
+    return EmbeddingCache(distinct, offsets, np.concatenate(ids), special, hidden, vocab,
+                          {"model": "synthetic", "num_hidden_layers": max(layers)})
+
+
+def synthetic_texts(prompts: int = 3, systems=("Human", "a", "b")) -> pd.DataFrame:
+    """A text table: per prompt a human reference and one story per system (the Human story is the reference)."""
+    rows = [{"story_id": f"p{p}-{system}", "prompt_id": p, "system": system, "prompt": f"prompt {p}",
+             "story": f"reference {p}" if system == "Human" else f"story {p} {system}", "reference": f"reference {p}"}
+            for p in range(prompts) for system in systems]
+    return pd.DataFrame(rows)
+
+
+def clouds(n: int, m: int, dim: int = 3, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, dim)), rng.normal(size=(m, dim))
+
+
+def test_exact_cost_equals_the_full_transport_linear_program():
+    x, y = clouds(6, 5)
+    cost = ot.dist(x, y)
+    n, m = cost.shape
+    rows = np.kron(np.eye(n), np.ones(m))  # sum_j P_ij = 1/n
+    cols = np.kron(np.ones(n), np.eye(m))  # sum_i P_ij = 1/m
+    lp = linprog(cost.ravel(), A_eq=np.vstack([rows, cols]), b_eq=np.r_[np.full(n, 1 / n), np.full(m, 1 / m)],
+                 bounds=(0, None), method="highs")
+    assert transport(x, y, [1.0]).exact == pytest.approx(lp.fun, abs=1e-10)
+
+
+def sinkhorn_loop(cost: np.ndarray, reg: float, sweeps: int = 200_000) -> tuple[float, float]:
+    """Plain log-domain Sinkhorn, uniform masses, until the row marginal is exact to 1e-13: (<P, C>, OT_eps)."""
+    n, m = cost.shape
+    log_a, log_b = np.full(n, -math.log(n)), np.full(m, -math.log(m))
+    f, g = np.zeros(n), np.zeros(m)
+    for _ in range(sweeps):
+        f = -reg * np.logaddexp.reduce(log_b[None, :] + (g[None, :] - cost) / reg, axis=1)
+        g = -reg * np.logaddexp.reduce(log_a[:, None] + (f[:, None] - cost) / reg, axis=0)
+        plan = np.exp(log_a[:, None] + log_b[None, :] + (f[:, None] + g[None, :] - cost) / reg)
+        if np.abs(plan.sum(axis=1) - 1 / n).sum() < 1e-13:
+            break
+    entropy = np.sum(plan * (np.log(plan) - log_a[:, None] - log_b[None, :]))
+    return float(np.sum(plan * cost)), float(np.sum(plan * cost) + reg * entropy)
+
+
+@pytest.mark.parametrize("reg", [5.0, 1.0, 0.1, 0.05])
+def test_entropic_transport_matches_a_log_domain_sinkhorn_loop_and_pot(reg):
+    x, y = clouds(7, 6, seed=1)
+    result = transport(x, y, [reg], tolerance=1e-12)
+    cost, objective = sinkhorn_loop(ot.dist(x, y), reg)
+    assert result.costs[0] == pytest.approx(cost, abs=1e-10)
+    assert result.objectives[0] == pytest.approx(objective, abs=1e-10)
+    pot = ot.sinkhorn2(np.full(7, 1 / 7), np.full(6, 1 / 6), ot.dist(x, y), reg, method="sinkhorn_log",
+                       numItermax=200_000, stopThr=1e-14)
+    assert result.costs[0] == pytest.approx(float(pot), abs=1e-9)
+
+
+def test_small_regularisation_is_stable_and_within_its_bound_of_the_exact_cost():
+    x, y = clouds(40, 35, dim=5, seed=2)
+    result = transport(x, y, baryscore.REGULARISATIONS)
+    assert np.isfinite(result.costs).all() and (result.errors < 1e-8).all()
+    # W <= <P_eps, C> <= W + eps log(nm) (KL(P | a x b) <= log(nm) for uniform masses); the cost grows with eps
+    bound = result.exact + np.array(baryscore.REGULARISATIONS) * math.log(40 * 35)
+    assert (result.costs >= result.exact - 1e-12).all() and (result.costs <= bound).all()
+    assert np.all(np.diff(result.costs) <= 1e-12)
+    assert result.costs[-1] == pytest.approx(result.exact, abs=2e-3)
+    # the library's plain Sinkhorn on the same problem underflows at 0.001 (the released SD-0.001 values)
+    with np.errstate(all="ignore"), pytest.warns(UserWarning):
+        plain = ot.bregman.sinkhorn2(np.full(40, 1 / 40), np.full(35, 1 / 35), ot.dist(x, y), reg=0.001,
+                                     numItermax=10000)
+    assert not np.isclose(float(plain), result.exact, atol=0.05)
+
+
+def test_debiased_divergence_is_zero_on_itself_and_non_negative():
+    x, y = clouds(9, 8, seed=3)
+    xy, xx, yy = transport(x, y, baryscore.REGULARISATIONS), transport(x, x, baryscore.REGULARISATIONS), \
+        transport(y, y, baryscore.REGULARISATIONS)
+    divergence = xy.objectives - (xx.objectives + yy.objectives) / 2
+    assert (divergence > 0).all()
+    assert divergence[-1] == pytest.approx(xy.exact, abs=0.001 * math.log(72))
+    assert xx.exact == pytest.approx(0, abs=1e-12)
+
+
+def barycenter_objective(support: np.ndarray, layers: np.ndarray, weights: np.ndarray) -> float:
+    mass = np.full(len(support), 1 / len(support))
+    return float(np.mean([ot.emd2(mass, weights, ot.dist(support, layer)) for layer in layers]))
+
+
+def vertex_plans(weights: np.ndarray) -> list[np.ndarray]:
+    """T = 2, mass (1/2, 1/2) to (w, 1 - w): the transport polytope's two vertices (entry (0, 0) at its bounds)."""
+    return [np.array([[t, 0.5 - t], [weights[0] - t, weights[1] - 0.5 + t]])
+            for t in (max(0.0, weights[0] - 0.5), min(weights[0], 0.5))]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_two_point_barycenter_is_a_brute_force_fixed_point(seed):
+    """Brute force over every combination of transport vertices (one per layer): each gives its best support,
+    the plan-weighted mean; the global optimum is the best of these 2^L candidates. The library's fixed point
+    (started at zeros) must be one candidate, stationary (its own best vertices give it back) and no better than
+    the optimum; the objective is not convex, so it may be a local optimum (seed 0: 0.934 against 0.884)."""
+    rng = np.random.default_rng(seed)
+    layers, weights = rng.normal(size=(3, 2, 2)), np.array([0.3, 0.7])
+    candidates = [np.mean([2 * plan @ layer for plan, layer in zip(plans, layers)], axis=0)
+                  for plans in itertools.product(vertex_plans(weights), repeat=len(layers))]
+    optimum = min(barycenter_objective(support, layers, weights) for support in candidates)
+    for solver in ("certified", "pot"):
+        found = barycenter(layers, weights, solver=solver)
+        objective = barycenter_objective(found, layers, weights)
+        assert objective >= optimum - 1e-12
+        assert min(np.abs(found - support).max() for support in candidates) < 1e-12
+        best = [min(vertex_plans(weights), key=lambda plan: np.sum(plan * ot.dist(found, layer))) for layer in layers]
+        np.testing.assert_allclose(np.mean([2 * plan @ layer for plan, layer in zip(best, layers)], axis=0), found,
+                                   atol=1e-12)
+    assert barycenter_objective(barycenter(layers, weights), layers, weights) == pytest.approx(
+        barycenter_objective(barycenter(layers, weights, solver="pot"), layers, weights), abs=1e-14)
+
+
+@pytest.mark.parametrize("uniform", [False, True])
+def test_certified_barycenter_equals_pots(uniform):
+    rng = np.random.default_rng(5)
+    layers = rng.normal(size=(4, 40, 6))
+    layers /= np.linalg.norm(layers, axis=-1, keepdims=True)
+    weights = np.ones(40) if uniform else np.r_[0.0, rng.random(38), 0.0]  # idf-like: zero-weight specials
+    weights /= weights.sum()
+    np.testing.assert_allclose(barycenter(layers, weights), barycenter(layers, weights, solver="pot"), atol=1e-12)
+
+
+def library_pipeline(cache, reference: str, story: str, reference_idf, story_idf, layers, regs) -> list[float]:
+    """The authors' `BaryScoreMetric.baryscore`, rebuilt from POT calls (log-domain Sinkhorn for stability,
+    started at the layer mean: from zeros the result hinges on the last bit, see storyeval.neural.ot)."""
+    def bary(text, idf):
+        tokens = cache.get(text)
+        vectors = np.stack([tokens.layers[layer] for layer in layers])
+        vectors = (vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)).astype(np.float64)
+        weights = np.array([idf[int(token)] for token in tokens.input_ids])
+        size = len(weights)
+        return ot.lp.free_support_barycenter(list(vectors), [weights / weights.sum()] * len(layers),
+                                             vectors.mean(axis=0), b=np.full(size, 1 / size), numItermax=1000)
+    bary_reference, bary_story = bary(reference, reference_idf), bary(story, story_idf)
+    cost = ot.dist(bary_reference, bary_story)
+    a, b = np.full(len(cost), 1 / len(cost)), np.full(cost.shape[1], 1 / cost.shape[1])
+    return [ot.emd2(a, b, cost)] + [float(ot.sinkhorn2(a, b, cost, reg, method="sinkhorn_log", numItermax=100_000,
+                                                       stopThr=1e-13)) for reg in regs]
+
+
+def manual_idf(documents) -> dict:
+    """The library's `ref_list_to_idf`: log((N+1)/(df+1)), log(N+1) for an id absent from every document."""
+    counts = Counter(token for ids in documents for token in set(ids.tolist()))
+    idf = defaultdict(lambda: math.log(len(documents) + 1))
+    idf.update({token: math.log((len(documents) + 1) / (count + 1)) for token, count in counts.items()})
+    return idf
+
+
+@pytest.mark.parametrize("swap_idf", [False, True])
+def test_metric_equals_the_library_pipeline_with_per_side_idf(swap_idf):
+    texts = synthetic_texts()
+    cache = synthetic_cache(baryscore.required_texts(texts))
+    regs = (1.0, 0.1)
+    scores = baryscore.compute(texts, cache=cache, regularisations=regs, swap_idf=swap_idf)
+    assert list(scores.columns) == ["baryscore-w", "baryscore-sd-1", "baryscore-sd-0.1"]
+    story_idf = manual_idf([cache.get(text).input_ids for text in texts["story"]])
+    reference_idf = manual_idf([cache.get(text).input_ids for text in texts["reference"]])
+    if swap_idf:  # the library's bug, reproduced on request
+        story_idf, reference_idf = reference_idf, story_idf
+    for row in texts.itertuples():
+        expected = library_pipeline(cache, row.reference, row.story, reference_idf, story_idf, [2, 3, 4, 5, 6], regs)
+        np.testing.assert_allclose(scores.loc[row.story_id].to_numpy(), expected, atol=1e-8)
+
+
+def test_library_start_gives_the_same_scores_with_either_solver():
+    texts = synthetic_texts(prompts=2)
+    cache = synthetic_cache(baryscore.required_texts(texts))
+    options = {"init": "zeros", "regularisations": (0.1,)}
+    certified = baryscore.compute(texts, cache=cache, **options)
+    pd.testing.assert_frame_equal(certified, baryscore.compute(texts, cache=cache, solver="pot", **options),
+                                  atol=1e-12, rtol=0)
+    assert not np.allclose(certified, baryscore.compute(texts, cache=cache, regularisations=(0.1,)))
+
+
+def test_identity_story_equals_reference():
+    texts = synthetic_texts(systems=("Human", "a"))
+    cache = synthetic_cache(baryscore.required_texts(texts))
+    human = texts["system"] == "Human"
+    pooled = baryscore.compute(texts, cache=cache, idf="pooled").to_numpy()
+    assert np.abs(pooled[human, 0]).max() < 1e-12  # W
+    small = np.array(baryscore.REGULARISATIONS) <= 0.01
+    sizes = np.array([len(cache.get(text).input_ids) for text in texts.loc[human, "story"]])
+    assert (pooled[human][:, 1:][:, small] <= 0.01 * 2 * np.log(sizes)[:, None]).all()
+    assert (pooled[~human, 0] > 0.1).all()
+    divergence = baryscore.compute(texts, cache=cache, idf="uniform", sinkhorn="divergence").to_numpy()
+    assert np.abs(divergence[human]).max() < 1e-12
+    assert (divergence[~human] > 0).all()
+    # per-side idf: a human story is weighted by the story column's idf, its reference by the reference column's
+    per_side = baryscore.compute(texts, cache=cache).to_numpy()
+    assert (per_side[human, 0] > 1e-3).all()
+
+
+def test_identity_when_every_story_is_its_reference():
+    texts = synthetic_texts(systems=("Human",))
+    cache = synthetic_cache(baryscore.required_texts(texts))
+    scores = baryscore.compute(texts, cache=cache)  # both sides' idf tables are equal
+    assert scores["baryscore-w"].abs().max() < 1e-12
+
+
+def test_deterministic_and_the_same_over_worker_processes():
+    texts = synthetic_texts(prompts=2)
+    cache = synthetic_cache(baryscore.required_texts(texts))
+    first = baryscore.compute(texts, cache=cache, regularisations=(0.1,))
+    pd.testing.assert_frame_equal(first, baryscore.compute(texts, cache=cache, regularisations=(0.1,)))
+    pd.testing.assert_frame_equal(first, baryscore.compute(texts, cache=cache, regularisations=(0.1,), processes=2))
+
+
+def test_layers_default_to_the_last_five_and_must_be_cached():
+    cache = synthetic_cache(["x"], layers=(1, 2, 3, 4, 5, 6))
+    assert baryscore.chosen_layers(cache, None) == (2, 3, 4, 5, 6)
+    with pytest.raises(InputError, match="layer 7"):
+        baryscore.chosen_layers(cache, [6, 7])
+    with pytest.raises(InputError, match="fewer than"):
+        baryscore.chosen_layers(synthetic_cache(["x"], layers=(1, 2, 3)), None)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"idf": "tfidf"}, "unknown idf"), ({"sinkhorn": "plain"}, "unknown sinkhorn"), ({"solver": "lp"}, "unknown solver"),
+    ({"init": "random"}, "unknown init"), ({"regularisations": (1, 0)}, "must be positive")])
+def test_bad_options_are_refused(options, message):
+    texts = synthetic_texts(prompts=2)
+    with pytest.raises(InputError, match=message):
+        baryscore.compute(texts, cache=synthetic_cache(baryscore.required_texts(texts)), **options)
+
+
+def test_bad_inputs_are_refused():
+    texts = synthetic_texts(prompts=1)
+    cache = synthetic_cache(baryscore.required_texts(texts))
+    with pytest.raises(InputError, match="idf 0"):  # one reference text: every reference token has df = N
+        baryscore.compute(texts, cache=cache)
+    with pytest.raises(InputError, match="not in the embedding cache"):
+        baryscore.compute(synthetic_texts(prompts=2), cache=cache)
+
+
+def test_signature_names_the_method_and_parameters():
+    cache = synthetic_cache(["x"])
+    signature = baryscore.signature(cache=cache)
+    assert signature["parameters"]["layers"] == [2, 3, 4, 5, 6]
+    assert signature["parameters"]["regularisations"] == list(map(float, baryscore.REGULARISATIONS))
+    assert signature["encoder"]["model"] == "synthetic" and "POT" in signature["versions"]
