@@ -153,7 +153,7 @@ def test_wp200_correlations_are_over_stories(finished_run):
     scores = pd.read_parquet(base / "computed/scores.parquet").query("metric == 'text-length'")
     human = pd.read_csv(base / "data/human_scores.csv").merge(scores, on="story_id")
     assert row["items"] == 200 and row["level"] == "story"
-    assert row["r"] == pytest.approx(spearmanr(human["value"], human["score"]).statistic, abs=1e-12)
+    assert row["r"] == pytest.approx(spearmanr(human["value"], human["score"]).statistic, abs=1e-9)  # CSV keeps 10 digits
     assert set(correlations["level"]) == {"story"}
 
 
