@@ -9,7 +9,7 @@ from snakemake.utils import validate
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the package, also without `pip install -e`
 
-from storyeval.data.fetch import find_in_mirrors, reachable, verify
+from storyeval.data.fetch import find_in_mirrors, reachable, sha256sum, verify
 from storyeval.data.registry import build_registry, is_metric_label, resolve_metrics
 from storyeval.config import check_config
 from storyeval.errors import InputError

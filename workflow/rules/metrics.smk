@@ -10,6 +10,7 @@ rule metric:
         signature="results/{dataset}/computed/scores/{metric}.signature.json",
     params:
         options=metric_params,
+        module_digest=module_digest,
     wildcard_constraints:
         metric="|".join(STRING),
     resources:

@@ -38,6 +38,7 @@ rule neural_metric:
         signature="results/{dataset}/computed/scores/{metric}@{model}.signature.json",
     params:
         options=metric_params,
+        module_digest=module_digest,
         resource=neural_resource,
         device=config["device"],
     wildcard_constraints:

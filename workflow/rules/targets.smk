@@ -154,6 +154,12 @@ def neural_resource(wildcards):
     return {"keyword": kind, "path": neural_model(wildcards.metric)["path"]}
 
 
+def module_digest(wildcards):
+    """sha256 of the metric's module: editing it reruns the metric (Snakemake's params trigger),
+    also where the file's mtime does not (an input outside the working directory)."""
+    return sha256sum(catalog.module_file(wildcards.metric))
+
+
 def metric_params(wildcards):
     return config["metric_params"].get(wildcards.metric, {})
 
