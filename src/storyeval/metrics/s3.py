@@ -33,22 +33,14 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.metrics import rouge_we
 from storyeval.metrics.base import check_texts, describe, safe_ratio, scores_frame
+from storyeval.text.stopwords import STOP_WORDS
 
 NAME = "s3"
 NEEDS = frozenset({"reference"})
 FEATURES = ("JS_eval_1", "JS_eval_2", "ROUGE_1_R", "ROUGE_1_R_WE", "ROUGE_2_R", "ROUGE_2_R_WE")
 SCORES = {"pyramid": "s3-pyramid", "responsiveness": "s3-responsiveness"}
 KERNELS = ("linear", "rbf", "poly", "sigmoid")
-# NLTK's English stopword list (179 words), the one SummEval's S3 used; nltk's data server is unreachable here.
-STOPWORDS = frozenset("""i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself
-yourselves he him his himself she she's her hers herself it it's its itself they them their theirs themselves what
-which who whom this that that'll these those am is are was were be been being have has had having do does did doing
-a an the and but if or because as until while of at by for with about against between into through during before
-after above below to from up down in out on off over under again further then once here there when where why how
-all any both each few more most other some such no nor not only own same so than too very s t can will just don
-don't should should've now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't
-hasn hasn't haven haven't isn isn't ma mightn mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't
-wasn wasn't weren weren't won won't wouldn wouldn't""".split())
+
 
 
 @lru_cache(maxsize=None)
@@ -71,9 +63,9 @@ def rouge_recall(story: list[str], reference: list[str], n: int) -> float:
 def content_frequencies(tokens: list[str], n: int) -> dict:
     """Relative frequencies of stopword-free words (n = 1) or of n-grams with one non-stopword (n > 1)."""
     if n == 1:
-        grams = [(w,) for w in tokens if w not in STOPWORDS]
+        grams = [(w,) for w in tokens if w not in STOP_WORDS]
     else:
-        grams = [g for g in (tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)) if any(w not in STOPWORDS for w in g)]
+        grams = [g for g in (tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)) if any(w not in STOP_WORDS for w in g)]
     return {gram: count / len(grams) for gram, count in Counter(grams).items()}
 
 
