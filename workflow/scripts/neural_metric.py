@@ -1,13 +1,10 @@
 """Compute one neural metric on one dataset with the configured model or the shared embedding cache."""
 
-import json
-import warnings
-from pathlib import Path
-
 import pandas as pd
 
-from storyeval.io import log_to, write_parquet
+from storyeval.io import log_to
 from storyeval.metrics import catalog
+from storyeval.metrics.run import score_and_write
 from storyeval.neural.embeddings import load_cache
 from storyeval.neural.paths import resolve_model_path
 
@@ -26,15 +23,8 @@ def main() -> None:
         options[resource["keyword"]] = resolve_model_path(resource["path"])
         if snakemake.params.device != "auto":
             options["device"] = snakemake.params.device
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        scores = module.compute(texts, **options)
-    for warning in caught:
-        log.warning("%s", warning.message)
-    write_parquet(scores.reset_index(), snakemake.output.scores)
-    signature = module.signature(**options) | {"dataset": snakemake.wildcards.dataset, "stories": len(texts),
-                                                "model": snakemake.wildcards.model}
-    Path(snakemake.output.signature).write_text(json.dumps(signature, indent=2, sort_keys=True, default=str) + "\n")
+    scores = score_and_write(module, texts, options, snakemake.output.scores, snakemake.output.signature,
+                             {"dataset": snakemake.wildcards.dataset, "model": snakemake.wildcards.model}, log)
     log.info("%s (%s) on %s: %d stories x %d columns", name, snakemake.wildcards.model, snakemake.wildcards.dataset, *scores.shape)
 
 

@@ -1,0 +1,27 @@
+"""Run one metric module on a text table and write its scores and signature (shared by the metric rules)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import pandas as pd
+
+from storyeval.io import write_parquet
+
+
+def score_and_write(module: ModuleType, texts: pd.DataFrame, options: dict, scores_path: str | Path,
+                    signature_path: str | Path, extra: dict, log: logging.Logger) -> pd.DataFrame:
+    """compute() with `options`, its warnings logged (never silent), scores as parquet, signature as JSON."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scores = module.compute(texts, **options)
+    for warning in caught:
+        log.warning("%s", warning.message)
+    write_parquet(scores.reset_index(), scores_path)
+    signature = module.signature(**options) | {"stories": len(texts), **extra}
+    Path(signature_path).write_text(json.dumps(signature, indent=2, sort_keys=True, default=str) + "\n")
+    return scores
