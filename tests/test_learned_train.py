@@ -14,7 +14,7 @@ from storyeval.learned.evaluate import pair_accuracy
 from storyeval.learned.model import read_model
 from storyeval.learned.scorer import Evaluator
 from storyeval.learned.train import TrainConfig, train
-from storyeval.metrics import storyer
+from storyeval.metrics import catalog, storyer
 from tiny_models import one_thread, tiny_bert
 
 single_thread = pytest.fixture(scope="module", autouse=True)(one_thread)
@@ -139,6 +139,7 @@ def test_metric_scores_a_text_table(planted, setup):
     scores = storyer.compute(texts, model_file=path, cache_path=setup["cache"])
     assert list(scores.columns) == ["storyer-preference", *[f"storyer-aspect-{k}" for k in range(1, 11)]]
     assert list(scores.index) == ["x", "y", "z"]
+    assert set(scores.columns) <= set(catalog.registry_rows())  # registered: merge_scores accepts them
     predicted = Evaluator(path).predict(list(texts["story"]), cache_path=setup["cache"])
     np.testing.assert_allclose(scores["storyer-preference"], predicted.preference)
     # an independent forward pass: sigmoid of the preference head on the planted vectors

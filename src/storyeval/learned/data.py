@@ -109,3 +109,13 @@ def prompt_folds(prompts, heldout_share: float, seed: int) -> pd.Series:
 def fold_of(frame: pd.DataFrame, folds: pd.Series) -> pd.Series:
     """The fold of each row by its prompt; a prompt the folds do not know is trained on (it is no held-out prompt)."""
     return frame["prompt"].map(folds).fillna(TRAIN)
+
+
+def first_prompts(frame: pd.DataFrame, max_prompts: int | None) -> pd.DataFrame:
+    """The rows of the first `max_prompts` distinct prompts, sorted (all rows when None): quick runs and tests."""
+    if max_prompts is None:
+        return frame
+    if not (type(max_prompts) is int and max_prompts >= 1):
+        raise InputError(f"storyer data: max_prompts {max_prompts!r} must be a positive integer or null")
+    kept = sorted(set(frame["prompt"]))[:max_prompts]
+    return frame[frame["prompt"].isin(kept)].reset_index(drop=True)

@@ -26,12 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from storyeval.errors import InputError
+from storyeval.learned.config import POLICIES
 from storyeval.neural.device import choose_device
 from storyeval.neural.embeddings import load_encoder, model_window
 from storyeval.neural.models import identity, length_batches, pad
 
 LOG = logging.getLogger("storyeval.learned")
-POLICIES = ("truncate", "chunks")
 FORMAT = "storyeval-story-vectors/1"
 POOLING = "mean of the last hidden layer over the attention mask (specials included), then unit L2 norm"
 

@@ -106,6 +106,26 @@ def correlation_rows(scores: pd.DataFrame, human: pd.Series, dataset: str, *, n_
     return pd.concat(rows, ignore_index=True)
 
 
+def reference_free_scores(scores: pd.DataFrame, registry: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """[stories x metrics] of the reference-free metrics (registry `reference` "free") of a merged score set
+    (long scores: story_id, metric, value), in the registry's order."""
+    free = [slug for slug in registry.loc[registry["reference"] == "free", "slug"] if slug in set(scores["metric"])]
+    if not free:
+        raise InputError(f"storyer evaluation, {dataset}: no reference-free metric in its scores; fix: add one "
+                         f"(storyer, textstats) to datasets.{dataset}.metrics")
+    chosen = scores[scores["metric"].isin(free)]
+    return chosen.pivot(index="story_id", columns="metric", values="value")[free].rename_axis(columns=None)
+
+
+def single_criterion(human: pd.DataFrame, dataset: str) -> pd.Series:
+    """The human score per story (index story_id) of a dataset rated on one criterion (WP200, SCARY200: Overall)."""
+    criteria = sorted(human["criterion"].unique())
+    if len(criteria) != 1:
+        raise InputError(f"storyer evaluation, {dataset}: human scores on {criteria}, one criterion expected; "
+                         "fix: evaluate on a StoryER-style dataset (one averaged score per story)")
+    return human.set_index("story_id")["score"]
+
+
 def published_rows() -> pd.DataFrame:
     return pd.DataFrame([{"dataset": dataset, "method": method, "source": "published", "metric": metric,
                           "value": value, "ci_low": np.nan, "ci_high": np.nan, "n": pd.NA}

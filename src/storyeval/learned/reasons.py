@@ -20,9 +20,8 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.learned.config import REASON_METHODS as METHODS
 from storyeval.learned.scorer import Evaluator, Predictions
-
-METHODS = ("retrieved", "generated")
 REASON_COLUMNS = ["story_id", "rank", "aspect", "aspect_name", "confidence", "predicted_rating", "method", "comment",
                   "source_rating", "similarity"]
 
