@@ -52,7 +52,7 @@ def test_modules_keep_the_interface(name):
     assert list(compute.parameters)[1:] == list(signature.parameters)
     assert [p.default for p in compute.parameters.values()][1:] == [p.default for p in signature.parameters.values()]
     if entry.resource:  # neural: scored with tiny models and caches in their own test files
-        assert list(compute.parameters)[1] in {"cache", "model", "embeddings"}
+        assert list(compute.parameters)[1] in {"cache", "model", "embeddings", "model_file"}
         return
     scores = module.compute(tiny_table())
     assert list(scores.columns) == list(entry.released) and list(scores.index) == ["a", "b"]

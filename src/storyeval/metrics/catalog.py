@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from storyeval.errors import InputError
+from storyeval.learned.data import ASPECTS
 
 ROUGE_VARIANTS = {"1": "ROUGE-1", "2": "ROUGE-2", "3": "ROUGE-3", "4": "ROUGE-4", "l": "ROUGE-L",
                   "w-1.2": "ROUGE-W-1.2", "s-star": "ROUGE-S*", "su-star": "ROUGE-SU*"}
@@ -28,12 +29,19 @@ class Entry:
     needs: frozenset[str]
     released: dict[str, str]  # score column (slug) -> HANNA's released label
     # What a neural metric reads, as (keyword of compute(), config role): the shared embedding
-    # cache of an encoder ("cache"), a model ("model") or a word-embedding file ("embeddings").
+    # cache of an encoder ("cache"), a model ("model"), a word-embedding file ("embeddings"), or a
+    # model file the workflow trains on the role's encoder ("model_file": the StoryER-style evaluator).
     resource: tuple[str, str] | None = None
 
 
 # Columns HANNA did not release: label, reference, family, direction (registry layout).
-NEW_COLUMNS = {"perplexity": ("Perplexity", "free", "model", "lower")}
+NEW_COLUMNS = {
+    "perplexity": ("Perplexity", "free", "model", "lower"),
+    # the learned evaluator (metrics/storyer.py): preference score, then the predicted 1-5 rating of each aspect
+    "storyer-preference": ("StoryER preference", "free", "model", "higher"),
+    **{f"storyer-aspect-{k}": (f"StoryER rating {k}: {name}", "free", "model", "higher")
+       for k, name in enumerate(ASPECTS, start=1)},
+}
 BARYSCORE_REGS = ["10", "5", "1", "0.5", "0.1", "0.01", "0.001"]
 
 
@@ -69,6 +77,7 @@ CATALOG: dict[str, Entry] = {
     "perplexity": Entry("storyeval.metrics.perplexity", frozenset(), {}, ("model", "causal_lm")),
     "rouge-we": Entry("storyeval.metrics.rouge_we", frozenset({"reference"}), {
         f"rouge-we-3-{m}": f"ROUGE-WE-3 {label}" for m, label in ROUGE_MEASURES.items()}, ("embeddings", "word_embeddings")),
+    "storyer": Entry("storyeval.metrics.storyer", frozenset(), {}, ("model_file", "sentence_encoder")),
     # the prompt-free subset of datastats, for datasets without prompts
     "textstats": Entry("storyeval.metrics.textstats", frozenset(), {
         column: DATASTATS[column] for column in ["text-length", "repetition-1", "repetition-2", "repetition-3"]
