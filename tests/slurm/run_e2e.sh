@@ -186,7 +186,7 @@ config = yaml.safe_load(open(f"{repo}/config.yaml"))
 shared = f"{repo}/../shared/data"
 config["data"].update(mirrors={"hanna": [f"{shared}/hanna"], "storyer": [f"{shared}/storyer"]}, allow_download=False)
 config["hanna"]["annotations"] = "skip"
-config["datasets"] = {"wp200": config["datasets"]["wp200"]}  # textstats only
+config["datasets"] = {"wp200": {**config["datasets"]["wp200"], "metrics": ["textstats"]}}  # no model, no training
 open(target, "w").write(yaml.safe_dump(config, allow_unicode=True))
 EOF
     echo "$OUT/$1"

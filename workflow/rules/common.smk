@@ -139,10 +139,10 @@ def required_files():
     return list(dict.fromkeys(files))
 
 
-def check_sources():
-    """Before any job: every needed file is fetched already, or in a mirror with the pinned checksum,
+def check_sources(files):
+    """Before any job: every needed (source, key) file is fetched already, or in a mirror with the pinned checksum,
     or downloadable. A wrong checksum or an unreachable file stops the run with one line."""
-    for source, key in required_files():
+    for source, key in files:
         entry = SOURCES[source]["files"][key]
         name = Path(entry["path"]).name
         if Path(pinned_path(source, key)).is_file():
@@ -163,7 +163,7 @@ def check_sources():
 
 check_metric_names()
 check_datasets()
-check_sources()
+check_sources(required_files())
 USE_ANNOTATIONS = annotations_available()
 TEXT_DATASETS = [name for name in config["datasets"] if name != "hanna" or USE_ANNOTATIONS]
 DATASETS = list(dict.fromkeys(["hanna", *TEXT_DATASETS]))

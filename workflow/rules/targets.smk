@@ -1,5 +1,8 @@
 # What each dataset and score set supports, and the targets of `rule all`.
 # Shared input/output helpers of the analysis, stats and figure rules live here too.
+import importlib.util
+
+from storyeval.learned.config import REASON_METHODS, TrainConfig
 
 STRUCTURE = {  # kind -> (correlation levels, has systems and prompts, per-rater ratings, human ratings)
     "released": (["story", "system"], True, True, True),
@@ -86,7 +89,7 @@ def all_targets():
     for dataset in TEXT_DATASETS:
         if enabled_metrics(dataset):
             targets += computed_targets(dataset)
-    return targets
+    return targets + storyer_targets()  # storyer.smk
 
 
 def scoreset_inputs(wildcards):
@@ -111,8 +114,10 @@ def metric_inputs(wildcards):
     return {"texts": f"results/{wildcards.dataset}/data/texts.parquet", "module": catalog.module_file(wildcards.metric)}
 
 
-NEURAL = [name for name, entry in catalog.CATALOG.items() if entry.resource]
-STRING = [name for name in catalog.CATALOG if name not in NEURAL]
+MODELLED = [name for name, entry in catalog.CATALOG.items() if entry.resource]  # scores named <metric>@<model>
+LEARNED = [name for name in MODELLED if catalog.entry(name).resource[0] == "model_file"]  # trained here: storyer.smk
+NEURAL = [name for name in MODELLED if name not in LEARNED]  # rule neural_metric
+STRING = [name for name in catalog.CATALOG if name not in MODELLED]
 
 
 def neural_model(metric):
@@ -123,17 +128,17 @@ def neural_model(metric):
 
 def metric_stem(metric):
     """File stem of a metric's scores: the model is part of a neural metric's name."""
-    return f"{metric}@{neural_model(metric)['name']}" if metric in NEURAL else metric
+    return f"{metric}@{neural_model(metric)['name']}" if metric in MODELLED else metric
 
 
 def enabled_metrics(dataset):
     """The dataset's metrics whose model role is configured (config.yaml disables roles with no offline model)."""
-    return [metric for metric in config["datasets"][dataset]["metrics"] if metric not in NEURAL or neural_model(metric)]
+    return [metric for metric in config["datasets"][dataset]["metrics"] if metric not in MODELLED or neural_model(metric)]
 
 
 def report_disabled():
     """One log line per metric whose model role is not configured."""
-    for metric in NEURAL:
+    for metric in MODELLED:
         datasets = [name for name in TEXT_DATASETS if metric in config["datasets"][name]["metrics"]]
         if datasets and not neural_model(metric):
             logger.info(f"storyeval: {metric} disabled ({', '.join(datasets)}): models.{catalog.entry(metric).resource[1]} "
@@ -226,3 +231,103 @@ def sentence_metrics(wildcards):
     """Cache-based metrics of the dataset that encode sentences on their own (SUPERT) with this encoder."""
     return [metric for metric in enabled_metrics(wildcards.dataset)
             if metric == "supert" and neural_model(metric)["name"] == wildcards.encoder]
+
+# The learned StoryER-style evaluator (storyer.smk): paths, the datasets it scores and evaluates, its checks.
+STORYER = config["storyer_evaluator"]
+STORYER_ROLE = catalog.entry("storyer").resource[1]
+STORYER_MODEL = "results/storyer-model/{encoder}"
+STORYER_EVALUATION = "results/storyer-evaluation/{model}"
+STORYER_REASONS = "results/{textset}/storyer/reasons-{method}@{model}.csv"
+# Modules whose source is a params trigger of each rule (as module_digest for the metric rules).
+TRAIN_MODULES = ["storyeval.learned.config", "storyeval.learned.data", "storyeval.learned.embed", "storyeval.learned.model",
+                 "storyeval.learned.train"]
+SCORE_MODULES = ["storyeval.metrics.storyer", "storyeval.learned.scorer", "storyeval.learned.embed", "storyeval.learned.model"]
+
+
+def source_digest(modules):
+    """sha256 of each module's source: editing one reruns the rule (Snakemake's params trigger)."""
+    return {module: sha256sum(importlib.util.find_spec(module).origin) for module in modules}
+
+
+def storyer_encoder():
+    """The configured model of the evaluator's encoder role (name, path), or None: the metric is disabled."""
+    return config["models"][STORYER_ROLE]
+
+
+def storyer_source(name):
+    """(source, key) of the pinned training file `pairs` or `ratings` (config storyer_evaluator)."""
+    return tuple(STORYER[name].split("/"))
+
+
+def storyer_file(name):
+    return pinned_path(*storyer_source(name))
+
+
+def storyer_datasets():
+    return [name for name in TEXT_DATASETS if "storyer" in enabled_metrics(name)]
+
+
+def evaluation_datasets():
+    """Datasets correlated in the evaluation: the StoryER-kind ones (one human score per story) scored by storyer."""
+    return [name for name in storyer_datasets() if config["datasets"][name]["kind"] == "storyer"]
+
+
+def pair_metrics():
+    """The model-free metrics of the evaluation datasets, also scored on the held-out pairs."""
+    return list(dict.fromkeys(metric for name in evaluation_datasets() for metric in enabled_metrics(name)
+                              if metric in STRING))
+
+
+def reasons_seq2seq():
+    """The seq2seq model that generates reasons: storyer_evaluator.reasons.seq2seq, else models.seq2seq."""
+    return STORYER["reasons"]["seq2seq"] or config["models"]["seq2seq"]
+
+
+def storyer_targets():
+    model = storyer_encoder()
+    if not (model and storyer_datasets()):
+        return []
+    targets = [f"{STORYER_MODEL.format(encoder=model['name'])}/model.safetensors"]
+    if evaluation_datasets():
+        base = STORYER_EVALUATION.format(model=model["name"])
+        targets += [f"{base}/evaluation.{ext}" for ext in ("csv", "md", "pdf", "png")]
+    reasons = STORYER["reasons"]
+    targets += [STORYER_REASONS.format(textset=name, method=reasons["method"], model=model["name"])
+                for name in reasons["datasets"] if name in TEXT_DATASETS]
+    return targets
+
+
+def check_storyer():
+    """Before any job: a valid training section, data the rules can read, reasons that can be produced."""
+    try:
+        training = TrainConfig.from_mapping(STORYER["training"])
+    except InputError as error:
+        raise WorkflowError(f"config.yaml storyer_evaluator.training: {error}") from None
+    for name in ("pairs", "ratings"):
+        source, key = storyer_source(name)
+        if key not in SOURCES[source]["files"]:
+            raise WorkflowError(f"config.yaml storyer_evaluator.{name}: no pinned file {key!r} under {source}.files; "
+                                "fix: add it or correct the key")
+    if training.use_prompt:
+        promptless = [name for name in storyer_datasets() if "prompt" not in KIND_COLUMNS[config["datasets"][name]["kind"]]]
+        if promptless:
+            raise WorkflowError(f"config.yaml storyer_evaluator.training.use_prompt: datasets {promptless} have no "
+                                "prompts to score; fix: remove storyer from their metrics or set use_prompt: false")
+    unknown = sorted(set(STORYER["reasons"]["datasets"]) - set(config["datasets"]))
+    if unknown:
+        raise WorkflowError(f"config.yaml storyer_evaluator.reasons.datasets: unknown datasets {unknown}; "
+                            f"fix: use names under datasets ({', '.join(config['datasets'])})")
+    if STORYER["reasons"]["method"] == "generated" and not reasons_seq2seq():
+        raise WorkflowError("config.yaml storyer_evaluator.reasons.method is generated, but no seq2seq model is set; "
+                            "fix: set storyer_evaluator.reasons.seq2seq or models.seq2seq, or use method retrieved")
+    if storyer_targets():
+        check_sources([storyer_source(name) for name in ("pairs", "ratings")])
+
+
+def evaluation_inputs(wildcards):
+    datasets = evaluation_datasets()
+    return {"model": f"{STORYER_MODEL.format(encoder=wildcards.model)}/model.safetensors",
+            "pairs": storyer_file("pairs"),
+            "scores": [f"results/{name}/computed/scores.parquet" for name in datasets],
+            "registries": [f"results/{name}/computed/metrics.csv" for name in datasets],
+            "human": [f"results/{name}/data/human_scores.csv" for name in datasets]}
