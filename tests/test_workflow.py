@@ -200,6 +200,23 @@ def test_neural_metrics_identities_on_the_human_row(finished_run):
     assert len(signatures) == len(NEURAL_METRICS)
 
 
+def test_unrated_set_ranks_its_systems_and_correlates_its_metrics(finished_run):
+    """hanna-llm has no human ratings: metric x metric heatmaps and the LLM systems ranked by each metric."""
+    base = finished_run / "results/hanna-llm-mini/computed"
+    ranking = pd.read_csv(base / "system_ranking.csv")
+    systems = {"Llama-7b", "Mistral-7b", "Beluga-13b", "OrcaPlatypus-13b", "LlamaInstruct-30b", "Platypus2-70b"}
+    assert set(ranking["system"]) == systems  # the Human reference is not ranked
+    per_metric = ranking[ranking["family"] != "consensus"]
+    assert set(per_metric["metric"]) == set(pd.read_csv(base / "metrics.csv")["slug"])
+    assert per_metric.groupby("metric")["rank"].sum().round(9).eq(21).all()  # 1 + ... + 6, ties averaged
+    assert {"borda-all", "borda-embedding"} <= set(ranking["metric"])
+    correlations = pd.read_csv(base / "correlations.csv")
+    assert set(correlations["kind"]) == {"metric_metric"}
+    for name in ["system_ranking", "fig20_metric_metric_story_kendall", "fig21_metric_metric_system_kendall"]:
+        assert (base / "figures" / f"{name}.png").stat().st_size > 1000, name
+    assert (base / "tables/system_ranking.md").read_text().count("Borda consensus") >= 2
+
+
 def test_paper_config_plans_every_model_metric(tmp_path, hanna_mirror):
     """config/paper.yaml validates and schedules the paper's models (a dry run: no hub here)."""
     workdir = make_workdir(tmp_path)

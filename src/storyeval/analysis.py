@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -18,8 +20,10 @@ def _pairs(kind: str, human: Cube, metrics: Cube) -> tuple[Cube, Cube]:
     return {"criteria": (human, human), "metric_criterion": (metrics, human), "metric_metric": (metrics, metrics)}[kind]
 
 
-def correlation_table(human: Cube, metrics: Cube, levels: list[str], coefficients: list[str]) -> pd.DataFrame:
+def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coefficients: list[str]) -> pd.DataFrame:
     """Long table: kind, level, coefficient, x, y, r (signed), n.
+
+    `human` None (a text set without human ratings, e.g. hanna-llm): metric x metric correlations only.
 
     n: prompts averaged at story level, systems at system level; items: the
     length of each correlated vector (systems per prompt at story level). A
@@ -27,7 +31,7 @@ def correlation_table(human: Cube, metrics: Cube, levels: list[str], coefficient
     are its "systems": its story level is one correlation over all stories.
     """
     frames = []
-    for kind in KINDS:
+    for kind in KINDS if human is not None else ("metric_metric",):
         x, y = _pairs(kind, human, metrics)
         for level in levels:
             for coefficient in coefficients:
@@ -99,3 +103,41 @@ def with_labels(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metr
     frame = frame.copy()
     frame.insert(frame.columns.get_loc(column) + 1, f"{column}_label" if column != "metric" else "label", frame[column].map(labels))
     return frame
+
+
+def system_ranking(metrics: Cube, registry: pd.DataFrame) -> pd.DataFrame:
+    """How each metric ranks the systems (hanna-llm: the six LLMs), and the Borda consensus of those rankings.
+
+    Per metric: each system's mean score over the prompts (NaN scores skipped) and its rank, 1 = best in the
+    metric's direction (registry `direction`; ties share the average rank). Consensus rows, one per metric
+    family and one over all metrics ("all"): Borda points = sum over the metrics of (systems - rank), final
+    rank by points (equal points share the best rank). Columns: metric, label, family, system, mean, rank, n.
+    """
+    from scipy.stats import rankdata
+
+    info = registry.set_index("slug").reindex(metrics.names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN system mean stays NaN
+        means = np.nanmean(metrics.values, axis=0)  # [S, K]
+    counts = np.isfinite(metrics.values).sum(axis=0)
+    oriented = np.where((info["direction"] == "lower").to_numpy()[None, :], -means, means)
+    ranks = np.column_stack([rankdata(-np.nan_to_num(column, nan=-np.inf), method="average") for column in oriented.T])
+    rows = [{"metric": slug, "label": info.at[slug, "label"], "family": info.at[slug, "family"], "system": system,
+             "mean": means[s, k], "rank": ranks[s, k], "n": int(counts[s, k])}
+            for k, slug in enumerate(metrics.names) for s, system in enumerate(metrics.systems)]
+    size = len(metrics.systems)
+    groups = {**{family: (info["family"] == family).to_numpy() for family in dict.fromkeys(info["family"])},
+              "all": np.ones(len(metrics.names), dtype=bool)}
+    for group, members in groups.items():
+        points = (size - ranks[:, members]).sum(axis=1)
+        final = rankdata(-points, method="min")
+        rows += [{"metric": f"borda-{group}", "label": f"Borda consensus ({group}, {members.sum()} metrics)",
+                  "family": "consensus", "system": system, "mean": points[s], "rank": float(final[s]),
+                  "n": int(members.sum())} for s, system in enumerate(metrics.systems)]
+    return pd.DataFrame(rows)
+
+
+def ranking_matrix(ranking: pd.DataFrame) -> pd.DataFrame:
+    """Metric labels x systems of ranks, in the table's order (for the markdown table and the figure)."""
+    matrix = ranking.pivot(index="label", columns="system", values="rank")
+    return matrix.reindex(index=list(dict.fromkeys(ranking["label"])), columns=list(dict.fromkeys(ranking["system"])))

@@ -1,9 +1,31 @@
 # Correlations, system means and rankings of one score set of one dataset.
 
 
+def correlation_inputs(wildcards):
+    """A text set without human ratings (hanna-llm) correlates its metrics with each other only."""
+    if structure(wildcards.dataset, wildcards.scoreset)["ratings"]:
+        return scoreset_inputs(wildcards)
+    return unrated_inputs(wildcards)
+
+
+def unrated_inputs(wildcards):
+    base = f"results/{wildcards.dataset}"
+    return {"stories": f"{base}/data/texts.parquet", "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
+            "registry": f"{base}/{wildcards.scoreset}/metrics.csv"}
+
+
+def unrated_targets(dataset):
+    """Metric x metric heatmaps and the systems' ranking by each metric, for a computed set without ratings."""
+    base = f"results/{dataset}/computed"
+    shape = structure(dataset, "computed")
+    figures = wanted(METRIC_METRIC_FIGURES, shape) + ["system_ranking"] * shape["systems"]
+    tables = [f"{base}/tables/system_ranking.md"] * shape["systems"]
+    return [f"{base}/correlations.csv", *tables, *[f"{base}/figures/{name}.{ext}" for name in figures for ext in ("pdf", "png")]]
+
+
 rule correlations:
     input:
-        unpack(scoreset_inputs),
+        unpack(correlation_inputs),
     output:
         "results/{dataset}/{scoreset}/correlations.csv",
     params:
@@ -51,3 +73,24 @@ rule rankings:
         "logs/rankings/{dataset}/{scoreset}.log",
     script:
         "../scripts/rankings.py"
+
+
+rule system_ranking:
+    input:
+        unpack(unrated_inputs),
+    output:
+        csv="results/{dataset}/{scoreset}/system_ranking.csv",
+        md=report("results/{dataset}/{scoreset}/tables/system_ranking.md", caption="../report/system_ranking.rst",
+                  category="{dataset} {scoreset}", subcategory="Tables"),
+        pdf="results/{dataset}/{scoreset}/figures/system_ranking.pdf",
+        png=report("results/{dataset}/{scoreset}/figures/system_ranking.png", caption="../report/system_ranking.rst",
+                   category="{dataset} {scoreset}", subcategory="Figures"),
+    params:
+        reference_system=HANNA["reference_system"],
+        dpi=config["figures"]["dpi"],
+    conda:
+        CORE_ENV
+    log:
+        "logs/system_ranking/{dataset}/{scoreset}.log",
+    script:
+        "../scripts/system_ranking.py"

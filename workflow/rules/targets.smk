@@ -79,6 +79,8 @@ def computed_targets(dataset):
         targets.append(f"results/{dataset}/validation.csv")
     if structure(dataset, "computed")["ratings"]:
         targets += analysis_targets(dataset, "computed")
+    else:
+        targets += unrated_targets(dataset)  # analysis.smk: metric x metric heatmaps, systems ranked by metric
     return targets
 
 

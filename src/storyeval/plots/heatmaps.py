@@ -74,8 +74,9 @@ def _annotated_heatmap(
     vmax: float,
     hidden: np.ndarray | None = None,
     rule_above: int | None = None,
+    number_format: str = ".0f",
 ) -> Figure:
-    """Draw `colour` (rows x columns) with `numbers` as integer text; NaN and `hidden` cells stay blank."""
+    """Draw `colour` (rows x columns) with `numbers` as text; NaN and `hidden` cells stay blank."""
     n_rows, n_cols = colour.shape
     size = _layout(n_rows, n_cols)
     grid_width, grid_height = n_cols * size["cell"], n_rows * size["cell"]
@@ -86,7 +87,7 @@ def _annotated_heatmap(
         figure = new_figure(grid_width + 2.0, grid_height + 2.0)
         ax = figure.add_axes((0.1, 0.1, 0.8, 0.8))
         sns.heatmap(
-            colour, ax=ax, mask=mask, annot=numbers, fmt=".0f", cmap=cmap, vmin=vmin, vmax=vmax,
+            colour, ax=ax, mask=mask, annot=numbers, fmt=number_format, cmap=cmap, vmin=vmin, vmax=vmax,
             square=True, cbar=False, linewidths=0.0, xticklabels=True, yticklabels=True,
             annot_kws={"fontsize": size["annot"]},
         )
@@ -175,3 +176,15 @@ def f1_heatmap(frame: pd.DataFrame, title: str) -> Figure:
     table = table.reindex(index=first_seen(frame["metric"]), columns=first_seen(frame["criterion"]))
     shown = pd.DataFrame(percent(table.to_numpy()), index=table.index, columns=table.columns)
     return _annotated_heatmap(shown, shown.to_numpy(), title, _correlation_cmap(), 0.0, 100.0)
+
+
+def rank_heatmap(matrix: pd.DataFrame, title: str, consensus_rows: int = 0) -> Figure:
+    """Ranks of systems (columns) by each metric (rows), 1 = best: darker is better; tied ranks show as x.5.
+
+    The last `consensus_rows` rows (Borda consensus) are set off below a thin rule."""
+    function = "rank_heatmap"
+    matrix = _check_matrix(matrix, function)
+    check_range(matrix, 1.0, float(matrix.shape[1]), "ranks", function)
+    rule = len(matrix) - consensus_rows if consensus_rows else None
+    return _annotated_heatmap(matrix, matrix.to_numpy(dtype=float), title, _correlation_cmap().reversed(), 1.0,
+                              float(matrix.shape[1]), rule_above=rule, number_format=".3g")

@@ -1,0 +1,21 @@
+"""How each computed metric ranks the systems of a text set without human ratings (hanna-llm), with consensus."""
+
+from storyeval.analysis import ranking_matrix, system_ranking
+from storyeval.data.load import load_cubes
+from storyeval.io import log_to, read_table, write_csv, write_markdown
+from storyeval.plots import rank_heatmap, save_figure
+
+log = log_to(snakemake.log[0])
+_, metrics = load_cubes(snakemake.input, snakemake.params.reference_system)
+registry = read_table(snakemake.input.registry, ["slug", "label", "family", "direction"])
+ranking = system_ranking(metrics, registry)
+write_csv(ranking, snakemake.output.csv)
+matrix = ranking_matrix(ranking)
+title = f"{snakemake.wildcards.dataset}: rank of each system by each metric (1 = best; mean over {len(metrics.prompts)} prompts)"
+write_markdown(matrix.reset_index().rename(columns={"label": "metric"}), snakemake.output.md, title)
+consensus = int((ranking.drop_duplicates("metric")["family"] == "consensus").sum())
+figure = rank_heatmap(matrix, f"{snakemake.wildcards.dataset}: system ranks by metric (1 = best)", consensus)
+save_figure(figure, snakemake.output.pdf, snakemake.output.png, dpi=snakemake.params.dpi)
+top = ranking[ranking["metric"] == "borda-all"].sort_values("rank")
+log.info("%d metrics rank %d systems; Borda consensus: %s", len(metrics.names), len(metrics.systems),
+         ", ".join(f"{row.rank:g} {row.system}" for row in top.itertuples()))
