@@ -84,6 +84,28 @@ def computed_targets(dataset):
     return targets
 
 
+def correlation_inputs(wildcards):
+    """A text set without human ratings (hanna-llm) correlates its metrics with each other only."""
+    if structure(wildcards.dataset, wildcards.scoreset)["ratings"]:
+        return scoreset_inputs(wildcards)
+    return unrated_inputs(wildcards)
+
+
+def unrated_inputs(wildcards):
+    base = f"results/{wildcards.dataset}"
+    return {"stories": f"{base}/data/texts.parquet", "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
+            "registry": f"{base}/{wildcards.scoreset}/metrics.csv"}
+
+
+def unrated_targets(dataset):
+    """Metric x metric heatmaps and the systems' ranking by each metric, for a computed set without ratings."""
+    base = f"results/{dataset}/computed"
+    shape = structure(dataset, "computed")
+    figures = wanted(METRIC_METRIC_FIGURES, shape) + ["system_ranking"] * shape["systems"]
+    tables = [f"{base}/tables/system_ranking.md"] * shape["systems"]
+    return [f"{base}/correlations.csv", *tables, *[f"{base}/figures/{name}.{ext}" for name in figures for ext in ("pdf", "png")]]
+
+
 def all_targets():
     targets = [hanna_path("license")] + analysis_targets("hanna", "released")
     if USE_ANNOTATIONS:
