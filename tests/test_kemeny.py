@@ -5,10 +5,6 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau
 
-from storyeval.analysis import correlation_table
-from storyeval.criteria import CRITERIA
-from storyeval.data.hanna import read_released_scores
-from storyeval.data.scoreset import analysed_systems, build_cube
 from storyeval.errors import InputError
 from storyeval.stats.kemeny import (dynamic_programming, integer_program, kemeny, kemeny_score, kemeny_table,
                                     kendall_distance, local_search, preference_costs)
@@ -71,13 +67,8 @@ def test_kendall_distance_matches_scipy():
 
 
 @pytest.fixture(scope="module")
-def metric_criterion() -> pd.DataFrame:
-    released = read_released_scores("/work/shared/data/hanna/hanna_metric_scores.csv")
-    systems = analysed_systems(released.stories, "Human")
-    human = build_cube(released.stories, released.human_scores, "criterion", "score", CRITERIA, systems, "hanna")
-    metrics = build_cube(released.stories, released.scores, "metric", "value", list(released.registry.slug), systems, "hanna")
-    table = correlation_table(human, metrics, ["story", "system"], ["pearson", "spearman", "kendall"])
-    return table[table["kind"] == "metric_criterion"]
+def metric_criterion(hanna_correlations) -> pd.DataFrame:
+    return hanna_correlations[hanna_correlations["kind"] == "metric_criterion"]
 
 
 def test_kemeny_table_on_hanna(metric_criterion):

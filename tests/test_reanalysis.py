@@ -3,22 +3,15 @@ import pandas as pd
 import pytest
 from scipy.stats import kendalltau, wilcoxon
 
-from storyeval.analysis import correlation_table
 from storyeval.criteria import CRITERIA
-from storyeval.data.hanna import read_released_scores
-from storyeval.data.scoreset import analysed_systems, build_cube
 from storyeval.errors import InputError
 from storyeval.stats.reanalysis import (HOUAIRI_THIOUNN_METRICS, coefficient_agreement, sum_of_ranks,
                                         top_k_by_coefficient)
 
 
 @pytest.fixture(scope="module")
-def correlations() -> pd.DataFrame:
-    released = read_released_scores("/work/shared/data/hanna/hanna_metric_scores.csv")
-    systems = analysed_systems(released.stories, "Human")
-    human = build_cube(released.stories, released.human_scores, "criterion", "score", CRITERIA, systems, "hanna")
-    metrics = build_cube(released.stories, released.scores, "metric", "value", list(released.registry.slug), systems, "hanna")
-    return correlation_table(human, metrics, ["story", "system"], ["pearson", "spearman", "kendall"])
+def correlations(hanna_correlations) -> pd.DataFrame:
+    return hanna_correlations
 
 
 def long(values: dict[tuple[str, str], list[float]], metrics: list[str], level="system") -> pd.DataFrame:
