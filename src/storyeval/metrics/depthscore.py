@@ -83,7 +83,11 @@ def support_functions(points: np.ndarray, settings: Settings) -> np.ndarray:
     levels = np.linspace(int(settings.eps * 100), 100, settings.n_alpha)
     thresholds = np.percentile(depth, levels)
     projections = support_directions @ points.T  # [K, n]
-    return np.stack([projections[:, depth >= threshold].max(axis=1) for threshold in thresholds])
+    # Each region is the prefix of the tokens sorted by depth (deepest first): one running max serves every level.
+    order = np.argsort(-depth, kind="stable")
+    running = np.maximum.accumulate(projections[:, order], axis=1)
+    sizes = np.array([np.count_nonzero(depth >= threshold) for threshold in thresholds])
+    return running[:, sizes - 1].T
 
 
 def score(reference: np.ndarray, story: np.ndarray, p: float) -> float:
