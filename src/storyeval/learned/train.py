@@ -14,8 +14,8 @@ recomputed with gradients every step (GPU machines).
 
 Only training-fold prompts are read (`storyeval.learned.data.prompt_folds`). Reproducible: torch.manual_seed(seed)
 drives initialisation, dropout, batch order and comment draws; deterministic algorithms are switched on while
-training; the same config and data give a byte-identical model file (the frozen-encoder heads train on one
-thread, whatever the caller's setting; the story vectors are cached).
+training; the same config and data give a byte-identical model file, whatever the number of threads (the
+frozen-encoder heads train on one thread; the story vectors come from MKL's strict mode, `storyeval.learned.embed`).
 """
 
 from __future__ import annotations
