@@ -100,6 +100,8 @@ def test_reasons_are_labelled_retrieved(tiny_run):
     assert reasons.groupby("story_id").size().eq(yaml.safe_load((REPO / "config.yaml").read_text())
                                                   ["storyer_evaluator"]["reasons"]["top_k"]).all()
     assert reasons["story_id"].nunique() == 200 and reasons["comment"].str.len().gt(0).all()
+    log = (tiny_run / f"logs/storyer/reasons-wp200-retrieved@{MODEL}.log").read_text()
+    assert "encoding" not in log  # the story vectors of the storyer job on wp200 are read, not computed again
 
 
 def test_training_is_byte_reproducible(tiny_run, tmp_path):

@@ -46,6 +46,7 @@ rule storyer_metric:
     output:
         scores="results/{dataset}/computed/scores/storyer@{model}.parquet",
         signature="results/{dataset}/computed/scores/storyer@{model}.signature.json",
+        vectors=STORYER_VECTORS,  # the story vectors, read again by storyer_reasons instead of re-encoding
     params:
         options=config["metric_params"].get("storyer", {}),
         encoder=lambda wildcards: storyer_encoder()["path"],
@@ -123,8 +124,7 @@ rule storyer_figure:
 
 rule storyer_reasons:
     input:
-        texts="results/{textset}/data/texts.parquet",
-        model=f"{STORYER_MODEL.format(encoder='{model}')}/model.safetensors",
+        unpack(reasons_inputs),
     output:
         STORYER_REASONS,
     params:

@@ -262,6 +262,7 @@ STORYER_ROLE = catalog.entry("storyer").resource[1]
 STORYER_MODEL = "results/storyer-model/{encoder}"
 STORYER_EVALUATION = "results/storyer-evaluation/{model}"
 STORYER_REASONS = "results/{textset}/storyer/reasons-{method}@{model}.csv"
+STORYER_VECTORS = "results/{dataset}/computed/embeddings/storyer@{model}.vectors.npz"
 # Modules whose source is a params trigger of each rule (as module_digest for the metric rules).
 TRAIN_MODULES = ["storyeval.learned.config", "storyeval.learned.data", "storyeval.learned.embed", "storyeval.learned.model",
                  "storyeval.learned.train"]
@@ -355,3 +356,12 @@ def evaluation_inputs(wildcards):
             "scores": [f"results/{name}/computed/scores.parquet" for name in datasets],
             "registries": [f"results/{name}/computed/metrics.csv" for name in datasets],
             "human": [f"results/{name}/data/human_scores.csv" for name in datasets]}
+
+
+def reasons_inputs(wildcards):
+    """Texts and model; the story vectors of the dataset's storyer job when it has one (no second encoding)."""
+    inputs = {"texts": f"results/{wildcards.textset}/data/texts.parquet",
+              "model": f"{STORYER_MODEL.format(encoder=wildcards.model)}/model.safetensors"}
+    if wildcards.textset in storyer_datasets():
+        inputs["vectors"] = STORYER_VECTORS.format(dataset=wildcards.textset, model=wildcards.model)
+    return inputs

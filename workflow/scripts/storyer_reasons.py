@@ -16,6 +16,6 @@ evaluator = Evaluator(snakemake.input.model, encoder_path=resolve_model_path(par
 texts = pd.read_parquet(snakemake.input.texts)
 seq2seq = resolve_model_path(params.seq2seq) if params.seq2seq else None
 reasons = explain(evaluator, texts, top_k=params.top_k, method=params.method, seq2seq_path=seq2seq,
-                  max_new_tokens=params.max_new_tokens)
+                  cache_path=snakemake.input.get("vectors"), max_new_tokens=params.max_new_tokens)
 write_csv(reasons, snakemake.output[0])
 log.info("%s reasons for %d stories of %s", params.method, texts.shape[0], snakemake.wildcards.textset)
