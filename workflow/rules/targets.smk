@@ -333,6 +333,9 @@ def check_storyer():
         if key not in SOURCES[source]["files"]:
             raise WorkflowError(f"config.yaml storyer_evaluator.{name}: no pinned file {key!r} under {source}.files; "
                                 "fix: add it or correct the key")
+    if training.heldout_share == 0 and evaluation_datasets():
+        raise WorkflowError("config.yaml storyer_evaluator.training.heldout_share is 0: no held-out pairs to evaluate "
+                            "on; fix: set it above 0 (default 0.2)")
     if training.use_prompt:
         promptless = [name for name in storyer_datasets() if "prompt" not in KIND_COLUMNS[config["datasets"][name]["kind"]]]
         if promptless:
