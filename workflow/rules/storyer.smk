@@ -14,7 +14,7 @@ rule train_storyer:
         pairs=storyer_file("pairs"),
         ratings=storyer_file("ratings"),
     output:
-        model=f"{STORYER_MODEL}/model.safetensors",
+        model=STORYER_MODEL_FILE,
         signature=f"{STORYER_MODEL}/train.signature.json",
         history=report(f"{STORYER_MODEL}/loss_history.csv", caption="../report/storyer_training.rst",
                        category="storyer", subcategory="Training"),
@@ -42,7 +42,7 @@ rule train_storyer:
 rule storyer_metric:
     input:
         texts="results/{dataset}/data/texts.parquet",
-        model=f"{STORYER_MODEL.format(encoder='{model}')}/model.safetensors",
+        model=STORYER_MODEL_FILE.format(encoder="{model}"),
     output:
         scores="results/{dataset}/computed/scores/storyer@{model}.parquet",
         signature="results/{dataset}/computed/scores/storyer@{model}.signature.json",
@@ -131,7 +131,7 @@ rule storyer_reasons:
         method=lambda wildcards: wildcards.method,
         top_k=STORYER["reasons"]["top_k"],
         max_new_tokens=STORYER["reasons"]["max_new_tokens"],
-        seq2seq=lambda wildcards: reasons_seq2seq()["path"] if wildcards.method == "generated" else None,
+        seq2seq=lambda wildcards: (reasons_seq2seq() or {}).get("path") if wildcards.method == "generated" else None,
         encoder=lambda wildcards: storyer_encoder()["path"],
         device=config["device"],
         module_digest=source_digest([*SCORE_MODULES, "storyeval.learned.reasons"]),

@@ -260,6 +260,7 @@ def sentence_metrics(wildcards):
 STORYER = config["storyer_evaluator"]
 STORYER_ROLE = catalog.entry("storyer").resource[1]
 STORYER_MODEL = "results/storyer-model/{encoder}"
+STORYER_MODEL_FILE = f"{STORYER_MODEL}/model.safetensors"
 STORYER_EVALUATION = "results/storyer-evaluation/{model}"
 STORYER_REASONS = "results/{textset}/storyer/reasons-{method}@{model}.csv"
 STORYER_VECTORS = "results/{dataset}/computed/embeddings/storyer@{model}.vectors.npz"
@@ -312,7 +313,7 @@ def storyer_targets():
     model = storyer_encoder()
     if not (model and storyer_datasets()):
         return []
-    targets = [f"{STORYER_MODEL.format(encoder=model['name'])}/model.safetensors"]
+    targets = [STORYER_MODEL_FILE.format(encoder=model["name"])]
     if evaluation_datasets():
         base = STORYER_EVALUATION.format(model=model["name"])
         targets += [f"{base}/evaluation.{ext}" for ext in ("csv", "md", "pdf", "png")]
@@ -354,7 +355,7 @@ def check_storyer():
 
 def evaluation_inputs(wildcards):
     datasets = evaluation_datasets()
-    return {"model": f"{STORYER_MODEL.format(encoder=wildcards.model)}/model.safetensors",
+    return {"model": STORYER_MODEL_FILE.format(encoder=wildcards.model),
             "pairs": storyer_file("pairs"),
             "scores": [f"results/{name}/computed/scores.parquet" for name in datasets],
             "registries": [f"results/{name}/computed/metrics.csv" for name in datasets],
@@ -364,7 +365,7 @@ def evaluation_inputs(wildcards):
 def reasons_inputs(wildcards):
     """Texts and model; the story vectors of the dataset's storyer job when it has one (no second encoding)."""
     inputs = {"texts": f"results/{wildcards.textset}/data/texts.parquet",
-              "model": f"{STORYER_MODEL.format(encoder=wildcards.model)}/model.safetensors"}
+              "model": STORYER_MODEL_FILE.format(encoder=wildcards.model)}
     if wildcards.textset in storyer_datasets():
         inputs["vectors"] = STORYER_VECTORS.format(dataset=wildcards.textset, model=wildcards.model)
     return inputs
