@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import logging
 import os
 import sys
@@ -55,3 +57,23 @@ def log_to(path: str | Path | None) -> logging.Logger:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger.addHandler(handler)
     return logger
+
+
+SAFETENSORS_METADATA_KEY = "storyeval"  # the JSON header storyeval writes into its safetensors files
+
+
+def read_safetensors(path: str | Path, framework: str, what: str, missing_fix: str, unreadable_fix: str) -> tuple[dict, dict]:
+    """Tensors and the parsed storyeval JSON header ({} when absent) of a safetensors file; clear errors naming
+    `what` (e.g. "embedding cache") when the file is missing or not safetensors."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{what} {path} does not exist; fix: {missing_fix}")
+    try:
+        with safe_open(str(path), framework=framework) as handle:
+            header = (handle.metadata() or {}).get(SAFETENSORS_METADATA_KEY)
+            tensors = {name: handle.get_tensor(name) for name in handle.keys()}
+    except SafetensorError as error:
+        raise InputError(f"{what} {path} is not a safetensors file ({error}); fix: {unreadable_fix}") from error
+    return tensors, json.loads(header) if header else {}

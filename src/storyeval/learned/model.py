@@ -23,9 +23,9 @@ import torch
 from torch import nn
 
 from storyeval.errors import InputError
+from storyeval.io import SAFETENSORS_METADATA_KEY as METADATA_KEY, read_safetensors
 
 FORMAT = "storyeval-storyer-model/1"
-METADATA_KEY = "storyeval"
 
 
 @dataclass
@@ -69,18 +69,8 @@ def save_model(path: str | Path, tensors: dict[str, torch.Tensor], metadata: dic
 
 def read_model(path: str | Path) -> tuple[dict[str, torch.Tensor], dict]:
     """Tensors and metadata of a model file written by `save_model`."""
-    from safetensors import SafetensorError, safe_open
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"storyer model {path} does not exist; fix: run the storyer training rule first")
-    try:
-        with safe_open(str(path), framework="pt") as handle:
-            header = (handle.metadata() or {}).get(METADATA_KEY)
-            tensors = {name: handle.get_tensor(name) for name in handle.keys()}
-    except SafetensorError as error:
-        raise InputError(f"storyer model {path} is not a safetensors file ({error}); fix: train it again") from error
-    metadata = json.loads(header) if header else {}
+    tensors, metadata = read_safetensors(path, "pt", "storyer model", "run the storyer training rule first",
+                                         "train it again")
     if metadata.get("format") != FORMAT:
         raise InputError(f"storyer model {path} is not a {FORMAT} file; fix: train it with storyeval")
     return tensors, metadata

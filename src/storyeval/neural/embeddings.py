@@ -41,11 +41,11 @@ from pathlib import Path
 import numpy as np
 
 from storyeval.errors import InputError
+from storyeval.io import SAFETENSORS_METADATA_KEY as METADATA_KEY, read_safetensors
 
 LOG = logging.getLogger("storyeval.neural")
 POLICIES = ("truncate", "sliding")
 FORMAT = "storyeval-token-embeddings/1"
-METADATA_KEY = "storyeval"
 WEIGHT_FILES = ("*.safetensors", "*.bin")
 
 
@@ -334,18 +334,7 @@ def save_cache(cache: EmbeddingCache, path: str | Path) -> None:
 
 def load_cache(path: str | Path) -> EmbeddingCache:
     """Read a cache written by `save_cache`."""
-    from safetensors import SafetensorError, safe_open
-
-    path = Path(path)
-    if not path.is_file():
-        raise InputError(f"embedding cache {path} does not exist; fix: run the embedding rule first")
-    try:
-        with safe_open(str(path), framework="np") as handle:
-            header = (handle.metadata() or {}).get(METADATA_KEY)
-            arrays = {name: handle.get_tensor(name) for name in handle.keys()}
-    except SafetensorError as error:
-        raise InputError(f"embedding cache {path} is not a safetensors file ({error}); fix: rebuild it") from error
-    content = json.loads(header) if header else {}
+    arrays, content = read_safetensors(path, "np", "embedding cache", "run the embedding rule first", "rebuild it")
     if content.get("signature", {}).get("format") != FORMAT:
         raise InputError(f"embedding cache {path} is not a {FORMAT} file; fix: rebuild it with storyeval")
     hidden = {int(name.removeprefix("layer_")): states for name, states in arrays.items() if name.startswith("layer_")}
