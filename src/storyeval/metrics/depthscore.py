@@ -19,6 +19,8 @@ every direction has no real score (NaN, warned). Story = reference gives 0.
 
 Speed: the library recomputed both texts' depths and supports per pair; they depend on one text only, so each
 text's support functions are computed once (reference groups) and a pair costs K x n_alpha subtractions.
+Per text: ranks summed by one bincount and only the largest region projected (`irw_depth`,
+`support_functions`): 0.37 s -> 0.2 s for a 512-token text on one core.
 """
 
 from __future__ import annotations
@@ -66,28 +68,33 @@ def directions(n_directions: int, dim: int, seed: int) -> tuple[np.ndarray, np.n
 
 def irw_depth(points: np.ndarray, directions_: np.ndarray) -> np.ndarray:
     """IRW depth of each row of `points` [n, D] among them: the mean over directions of min(r/n, 1 - r/n),
-    r the 1-based rank of its projection."""
-    projections = directions_ @ points.T  # [K, n]
+    r the 1-based rank of its projection. The share of each sorted position is added to the token there by
+    one bincount, in direction order: the same sums as the mean over a [K, n] rank table (bit-identical,
+    measured on 6 real texts), without building it (0.22 s -> 0.14 s per 512-token text)."""
     n = points.shape[0]
-    ranks = np.empty(projections.shape, dtype=np.float64)
-    np.put_along_axis(ranks, np.argsort(projections, axis=1), np.arange(1, n + 1, dtype=np.float64)[None, :], axis=1)
-    depth = ranks / n
-    return np.minimum(depth, 1 - depth).mean(axis=0)
+    order = np.argsort(directions_ @ points.T, axis=1)  # [K, n]
+    position = np.arange(1, n + 1, dtype=np.float64) / n
+    share = np.broadcast_to(np.minimum(position, 1 - position), order.shape)
+    return np.bincount(order.ravel(), weights=share.ravel(), minlength=n) / len(directions_)
 
 
 def support_functions(points: np.ndarray, settings: Settings) -> np.ndarray:
-    """[n_alpha, K]: the support function of each depth region (levels linspace(100 eps, 100, n_alpha) percent)."""
+    """[n_alpha, K]: the support function of each depth region (levels linspace(100 eps, 100, n_alpha) percent).
+
+    Each region is a prefix of the tokens sorted by depth (deepest first), so only the largest region's tokens
+    are projected, and the maximum over each slice between two region sizes, accumulated, serves every level
+    (maxima are exact in any order; the smaller product differs from the full one by float rounding, < 4e-16
+    on 6 real texts)."""
     depth_directions, support_directions = directions(settings.n_directions, points.shape[1], settings.seed)
     depth = irw_depth(points, depth_directions)
     # int(eps * 100) as the library (0.3 * 100 = 30.000000000000004 -> 30)
     levels = np.linspace(int(settings.eps * 100), 100, settings.n_alpha)
-    thresholds = np.percentile(depth, levels)
-    projections = support_directions @ points.T  # [K, n]
-    # Each region is the prefix of the tokens sorted by depth (deepest first): one running max serves every level.
-    order = np.argsort(-depth, kind="stable")
-    running = np.maximum.accumulate(projections[:, order], axis=1)
-    sizes = np.array([np.count_nonzero(depth >= threshold) for threshold in thresholds])
-    return running[:, sizes - 1].T
+    sizes = np.array([np.count_nonzero(depth >= threshold) for threshold in np.percentile(depth, levels)])
+    ends = np.unique(sizes)
+    deepest = np.argsort(-depth, kind="stable")[:ends[-1]]
+    projections = support_directions @ points[deepest].T  # [K, largest region]
+    running = np.maximum.accumulate(np.maximum.reduceat(projections, np.r_[0, ends[:-1]], axis=1), axis=1)
+    return running[:, np.searchsorted(ends, sizes)].T
 
 
 def score(reference: np.ndarray, story: np.ndarray, p: float) -> float:
