@@ -46,7 +46,7 @@ def timed(function, *args, **kwargs):
 
 def bench_baryscore(texts, cache, processes: int) -> tuple[dict, list]:
     from storyeval.metrics import baryscore
-    from storyeval.neural.ot import parallel_map
+    from storyeval.neural.parallel import parallel_map
 
     layers = baryscore.chosen_layers(cache, None)
     story_idf, reference_idf = baryscore.idf_tables(texts, cache, "per-side", False)

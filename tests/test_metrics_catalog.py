@@ -66,3 +66,12 @@ def test_unknown_metric_and_applicability():
     with pytest.raises(InputError, match="unknown text metric 'bleurt'"):
         catalog.load("bleurt")
     assert catalog.applicable("datastats", {"story", "prompt"}) and not catalog.applicable("rouge", {"story"})
+
+
+def test_module_sources_follow_storyeval_imports_through_helpers():
+    """A metric's rerun trigger covers the helpers under it: BaryScore's transport solver, not chrF's."""
+    baryscore, chrf = catalog.module_sources("baryscore"), catalog.module_sources("chrf")
+    assert {"storyeval.metrics.baryscore", "storyeval.neural.ot", "storyeval.neural.simplex",
+            "storyeval.neural.embeddings", "storyeval.metrics.base"} <= set(baryscore)
+    assert "storyeval.metrics.chrf" in chrf and not any(module.startswith("storyeval.neural") for module in chrf)
+    assert all(path.endswith(".py") for path in baryscore.values())

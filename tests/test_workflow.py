@@ -184,6 +184,23 @@ def test_touching_a_metric_module_reruns_that_metric_and_merge_only(finished_run
     assert "validate_against_released" in counts
 
 
+def test_touching_a_helper_module_reruns_the_metrics_that_import_it(finished_run):
+    """Editing the barycenter's network simplex (imported by storyeval.neural.ot) reruns BaryScore only."""
+    from storyeval.neural import simplex
+
+    module = Path(simplex.__file__)
+    original = module.read_bytes()
+    try:
+        module.write_bytes(original + b"\n# edited by a test\n")
+        dry = run_snakemake(finished_run, "-n", "--quiet", "rules")
+    finally:
+        module.write_bytes(original)
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in (dry.stdout + dry.stderr).splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    assert counts.get("neural_metric") == 1 and "metric" not in counts and "embed_texts" not in counts, counts
+
+
 def test_neural_metrics_identities_on_the_human_row(finished_run):
     """Story = reference on the Human system: BERTScore 1, BaryScore 0, DepthScore 0."""
     scores = pd.read_parquet(finished_run / "results/hanna-llm-mini/computed/scores.parquet")

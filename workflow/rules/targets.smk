@@ -184,9 +184,9 @@ def neural_resource(wildcards):
 
 
 def module_digest(wildcards):
-    """sha256 of the metric's module: editing it reruns the metric (Snakemake's params trigger),
-    also where the file's mtime does not (an input outside the working directory)."""
-    return sha256sum(catalog.module_file(wildcards.metric))
+    """sha256 of the metric's module and of every storyeval module it imports: editing one reruns the metric
+    (Snakemake's params trigger), also where the file's mtime does not (an input outside the working directory)."""
+    return {module: sha256sum(path) for module, path in catalog.module_sources(wildcards.metric).items()}
 
 
 def metric_params(wildcards):

@@ -40,7 +40,8 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.metrics.base import check_texts, describe, scores_frame
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer
-from storyeval.neural.ot import INITS, SOLVERS, barycenter, parallel_map, transport, warn_unconverged
+from storyeval.neural.ot import INITS, SOLVERS, barycenter, transport, warn_unconverged
+from storyeval.neural.parallel import parallel_map
 
 NAME = "baryscore"
 NEEDS = frozenset({"reference"})

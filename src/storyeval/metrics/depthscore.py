@@ -34,7 +34,7 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
 from storyeval.neural.embeddings import EmbeddingCache, require_texts, resolve_layer
-from storyeval.neural.ot import parallel_map
+from storyeval.neural.parallel import parallel_map
 
 NAME = "depthscore"
 NEEDS = frozenset({"reference"})

@@ -54,8 +54,7 @@ previous solution. Convergence: L1 error of the column marginal below `tolerance
 from __future__ import annotations
 
 import warnings
-from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -263,45 +262,6 @@ def entropic(a: np.ndarray, b: np.ndarray, cost: np.ndarray, reg: float, g: np.n
             break  # float64 floor reached; the error is reported
         g, value, rows, error = g + step * direction, trial_value, trial_rows, trial_error
     return g, float(a @ (rows * cost).sum(axis=1)), float(value), error
-
-
-def one_blas_thread():
-    """Limit every loaded BLAS to one thread; POT and scipy.linalg are imported first, since a BLAS library
-    loaded after the limit (scipy ships its own OpenBLAS) would keep its default threads."""
-    import ot  # noqa: F401
-    import scipy.linalg  # noqa: F401
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(1)
-
-
-def single_threaded() -> None:
-    """Worker initialiser: one BLAS thread for the worker's life."""
-    global _LIMITS
-    _LIMITS = one_blas_thread()
-
-
-def parallel_map(function: Callable, jobs: Iterable, processes: int = 1) -> list:
-    """[function(job) for job in jobs], over `processes` worker processes when > 1 (same results, same order).
-
-    Jobs are drawn lazily, at most 2 per worker in flight, so a generator of large jobs never sits in memory
-    at once. One BLAS thread per process: on these small (<= 512) matrices threaded OpenBLAS only adds
-    contention (measured on 2 busy cores: a 511x511 Cholesky takes 330 ms threaded, 8 ms single-threaded).
-    """
-    if processes <= 1:
-        with one_blas_thread():
-            return [function(job) for job in jobs]
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    results, pending = [], deque()
-    with ProcessPoolExecutor(processes, mp_context=get_context("spawn"), initializer=single_threaded) as pool:
-        for job in jobs:
-            pending.append(pool.submit(function, job))
-            if len(pending) >= 2 * processes:
-                results.append(pending.popleft().result())
-        results.extend(future.result() for future in pending)
-    return results
 
 
 def warn_unconverged(metric: str, errors: np.ndarray, tolerance: float) -> None:
