@@ -164,23 +164,26 @@ def test_wp200_correlations_are_over_stories(finished_run):
     assert set(correlations["level"]) == {"story"}
 
 
+def planned_after_editing(run_dir: Path, module: Path) -> dict[str, int]:
+    """The jobs per rule that a dry run plans after a comment is appended to `module` (restored after)."""
+    original = module.read_bytes()
+    try:
+        module.write_bytes(original + b"\n# edited by a test\n")
+        dry = run_snakemake(run_dir, "-n", "--quiet", "rules")
+    finally:
+        module.write_bytes(original)
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    return {line.split()[0]: int(line.split()[1]) for line in (dry.stdout + dry.stderr).splitlines()
+            if len(line.split()) == 2 and line.split()[1].isdigit()}
+
+
 def test_touching_a_metric_module_reruns_that_metric_and_merge_only(finished_run):
     """Editing chrf's module reruns chrf and what depends on it, and no other metric."""
     from storyeval.metrics import catalog
 
-    module = Path(catalog.module_file("chrf"))
-    original = module.read_bytes()
-    try:
-        module.write_bytes(original + b"\n# edited by a test\n")
-        dry = run_snakemake(finished_run, "-n", "--quiet", "rules")
-    finally:
-        module.write_bytes(original)
-    assert dry.returncode == 0, dry.stderr[-2000:]
-    plan = dry.stdout + dry.stderr
-    counts = {line.split()[0]: int(line.split()[1]) for line in plan.splitlines()
-              if len(line.split()) == 2 and line.split()[1].isdigit()}
-    assert counts.get("metric") == 1, plan  # chrf on hanna-llm, no other metric
-    assert counts.get("merge_scores") == 1, plan
+    counts = planned_after_editing(finished_run, Path(catalog.module_file("chrf")))
+    assert counts.get("metric") == 1, counts  # chrf on hanna-llm, no other metric
+    assert counts.get("merge_scores") == 1, counts
     assert "validate_against_released" in counts
 
 
@@ -188,16 +191,7 @@ def test_touching_a_helper_module_reruns_the_metrics_that_import_it(finished_run
     """Editing the barycenter's network simplex (imported by storyeval.neural.ot) reruns BaryScore only."""
     from storyeval.neural import simplex
 
-    module = Path(simplex.__file__)
-    original = module.read_bytes()
-    try:
-        module.write_bytes(original + b"\n# edited by a test\n")
-        dry = run_snakemake(finished_run, "-n", "--quiet", "rules")
-    finally:
-        module.write_bytes(original)
-    assert dry.returncode == 0, dry.stderr[-2000:]
-    counts = {line.split()[0]: int(line.split()[1]) for line in (dry.stdout + dry.stderr).splitlines()
-              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    counts = planned_after_editing(finished_run, Path(simplex.__file__))
     assert counts.get("neural_metric") == 1 and "metric" not in counts and "embed_texts" not in counts, counts
 
 
