@@ -1,8 +1,8 @@
 # What each dataset and score set supports, and the targets of `rule all`.
 # Shared input/output helpers of the analysis, stats and figure rules live here too.
-import importlib.util
 
 from storyeval.learned.config import REASON_METHODS, TrainConfig
+from storyeval.sources import module_sources
 
 STRUCTURE = {  # kind -> (correlation levels, has systems and prompts, per-rater ratings, human ratings)
     "released": (["story", "system"], True, True, True),
@@ -264,15 +264,12 @@ STORYER_MODEL_FILE = f"{STORYER_MODEL}/model.safetensors"
 STORYER_EVALUATION = "results/storyer-evaluation/{model}"
 STORYER_REASONS = "results/{textset}/storyer/reasons-{method}@{model}.csv"
 STORYER_VECTORS = "results/{dataset}/computed/embeddings/storyer@{model}.vectors.npz"
-# Modules whose source is a params trigger of each rule (as module_digest for the metric rules).
-TRAIN_MODULES = ["storyeval.learned.config", "storyeval.learned.data", "storyeval.learned.embed", "storyeval.learned.model",
-                 "storyeval.learned.train"]
-SCORE_MODULES = ["storyeval.metrics.storyer", "storyeval.learned.scorer", "storyeval.learned.embed", "storyeval.learned.model"]
-
-
-def source_digest(modules):
-    """sha256 of each module's source: editing one reruns the rule (Snakemake's params trigger)."""
-    return {module: sha256sum(importlib.util.find_spec(module).origin) for module in modules}
+def script_digest(script, *modules):
+    """sha256 of a rule's script, of the modules it loads by name and of every storyeval module these import
+    (storyeval.sources): editing any of them reruns the rule (Snakemake's params trigger). Keys are module
+    names and the script's own name, so the parameters do not depend on where the repository lies."""
+    path = str(Path(workflow.basedir) / "workflow/scripts" / script)
+    return {(script if key == path else key): sha256sum(file) for key, file in module_sources(path, *modules).items()}
 
 
 def storyer_encoder():

@@ -117,28 +117,12 @@ def module_file(name: str) -> str:
 
 
 def module_sources(name: str) -> dict[str, str]:
-    """{module: source file} of a metric's module and every storyeval module it imports, directly or through
-    another (read from the sources, imports inside functions included): the code its scores depend on, so
-    that editing a helper (e.g. the transport solver under BaryScore) reruns the metric too."""
-    import ast
-    import importlib.util
+    """{module: source file} of a metric's module and every storyeval module it imports (`storyeval.sources`):
+    the code its scores depend on, so that editing a helper (e.g. the transport solver under BaryScore) reruns
+    the metric too."""
+    from storyeval.sources import module_sources as sources
 
-    found, pending = {}, [entry(name).module]
-    while pending:
-        module = pending.pop()
-        if module in found:
-            continue
-        found[module] = importlib.util.find_spec(module).origin
-        for node in ast.walk(ast.parse(open(found[module], encoding="utf-8").read())):
-            if isinstance(node, ast.Import):
-                pending += [alias.name for alias in node.names if alias.name.split(".")[0] == "storyeval"]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == "storyeval":
-                pending.append(node.module)
-                # `from storyeval.neural import ot` names a module, not an attribute
-                pending += [f"{node.module}.{alias.name}" for alias in node.names
-                            if importlib.util.find_spec(node.module).submodule_search_locations
-                            and importlib.util.find_spec(f"{node.module}.{alias.name}") is not None]
-    return dict(sorted(found.items()))
+    return sources(entry(name).module)
 
 
 def registry_rows() -> dict[str, tuple[str, str, str, str]]:
