@@ -237,3 +237,11 @@ def test_paper_config_plans_every_model_metric(tmp_path, hanna_mirror):
                  "perplexity@gpt2", "bertscore@bert-base-uncased", "supert@bert-large-nli-stsb-mean-tokens"]:
         assert f"{stem}.parquet" in dry.stdout, stem
     assert "embeddings/bert-base-uncased.safetensors" in dry.stdout
+
+
+def test_touching_a_statistics_module_reruns_the_rules_whose_scripts_import_it(finished_run):
+    """Analysis rules carry the digests of their scripts' storyeval imports: Williams tests rerun, metrics don't."""
+    from storyeval.stats import williams
+
+    counts = planned_after_editing(finished_run, Path(williams.__file__))
+    assert counts.get("williams", 0) >= 1 and "metric" not in counts and "neural_metric" not in counts, counts

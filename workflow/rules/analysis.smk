@@ -7,6 +7,7 @@ rule correlations:
     output:
         "results/{dataset}/{scoreset}/correlations.csv",
     params:
+        sources=script_digest("correlations.py"),
         reference_system=HANNA["reference_system"],
         levels=dataset_levels,
         coefficients=config["analysis"]["coefficients"],
@@ -27,6 +28,7 @@ rule system_means:
     output:
         "results/{dataset}/{scoreset}/system_means.csv",
     params:
+        sources=script_digest("system_means.py"),
         confidence=config["analysis"]["confidence"],
     conda:
         CORE_ENV
@@ -44,6 +46,7 @@ rule rankings:
         top="results/{dataset}/{scoreset}/top_metrics.csv",
         borda="results/{dataset}/{scoreset}/borda.csv",
     params:
+        sources=script_digest("rankings.py"),
         top_k=config["analysis"]["top_k"],
     conda:
         CORE_ENV
@@ -64,6 +67,7 @@ rule system_ranking:
         png=report("results/{dataset}/{scoreset}/figures/system_ranking.png", caption="../report/system_ranking.rst",
                    category="{dataset} {scoreset}", subcategory="Figures"),
     params:
+        sources=script_digest("system_ranking.py"),
         reference_system=HANNA["reference_system"],
         dpi=config["figures"]["dpi"],
     conda:

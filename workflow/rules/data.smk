@@ -9,6 +9,7 @@ rule fetch:
     output:
         f"{RESOURCES}/{{source}}/{{file}}",
     params:
+        sources=script_digest("fetch.py"),
         entry=pinned_entry,
         recorded=f"{RESOURCES}/recorded-checksums.tsv",
         allow_download=config["data"]["allow_download"],
@@ -30,6 +31,8 @@ rule normalise_hanna:
         ratings="results/hanna/data/rater_ratings.csv",
         scores="results/hanna/released/scores.parquet",
         registry="results/hanna/released/metrics.csv",
+    params:
+        sources=script_digest("normalise_hanna.py"),
     conda:
         CORE_ENV
     log:
@@ -43,6 +46,8 @@ rule normalise_hanna_annotations:
         hanna_path("annotations"),
     output:
         "results/hanna/data/worker_ratings.csv",
+    params:
+        sources=script_digest("normalise_annotations.py"),
     conda:
         CORE_ENV
     log:
@@ -58,6 +63,7 @@ rule normalise_texts:
         texts="results/{textset}/data/texts.parquet",
         text_human="results/{textset}/data/text_human_scores.csv",
     params:
+        sources=script_digest("normalise_texts.py"),
         kind=lambda wildcards: config["datasets"][wildcards.textset]["kind"],
         max_prompts=lambda wildcards: config["datasets"][wildcards.textset].get("max_prompts"),
     conda:
@@ -79,6 +85,8 @@ rule text_dataset_tables:
         human="results/{textset}/data/human_scores.csv",
     wildcard_constraints:
         textset="|".join(map(re.escape, [name for name in TEXT_DATASETS if name != "hanna"])) or "none",
+    params:
+        sources=script_digest("text_dataset_tables.py"),
     conda:
         CORE_ENV
     log:

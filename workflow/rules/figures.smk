@@ -53,6 +53,7 @@ rule fig_criteria_heatmap:
     output:
         **figure_outputs("heatmap"),
     params:
+        sources=script_digest("heatmap.py"),
         spec=heatmap_params(CRITERIA_FIGURES),
         kind="criteria",
         **HEATMAP_PARAMS,
@@ -72,6 +73,7 @@ rule fig_metric_criteria_heatmap:
     output:
         **figure_outputs("heatmap"),
     params:
+        sources=script_digest("heatmap.py"),
         spec=heatmap_params(METRIC_CRITERIA_FIGURES),
         kind="metric_criterion",
         **HEATMAP_PARAMS,
@@ -91,6 +93,7 @@ rule fig_metric_metric_heatmap:
     output:
         **figure_outputs("heatmap"),
     params:
+        sources=script_digest("heatmap.py"),
         spec=heatmap_params(METRIC_METRIC_FIGURES),
         kind="metric_metric",
         **HEATMAP_PARAMS,
@@ -111,6 +114,7 @@ rule fig09_rating_violins:
     output:
         **figure_outputs("violins"),
     params:
+        sources=script_digest("violins.py"),
         dpi=config["figures"]["dpi"],
     wildcard_constraints:
         fig="fig09_rating_violins",
@@ -128,6 +132,7 @@ rule tab4_system_means:
     output:
         **table_outputs("tab4_system_means"),
     params:
+        sources=script_digest("table.py"),
         table="tab4",
     conda:
         CORE_ENV
@@ -143,6 +148,7 @@ rule tab5_top3_pearson:
     output:
         **table_outputs("tab5_top3_pearson"),
     params:
+        sources=script_digest("table.py"),
         table="tab5",
         k=config["analysis"]["tab5_top_k"],
     conda:
@@ -159,6 +165,7 @@ rule tab6_borda:
     output:
         **table_outputs("tab6_borda"),
     params:
+        sources=script_digest("table.py"),
         table="tab6",
         k=config["analysis"]["top_k"],
     conda:
@@ -175,6 +182,7 @@ rule tab8_top5_story:
     output:
         **table_outputs("tab8_top5_story"),
     params:
+        sources=script_digest("table.py"),
         table="tab8",
         k=config["analysis"]["top_k"],
     conda:
@@ -191,6 +199,7 @@ rule tab9_top5_system:
     output:
         **table_outputs("tab9_top5_system"),
     params:
+        sources=script_digest("table.py"),
         table="tab9",
         k=config["analysis"]["top_k"],
     conda:
@@ -208,6 +217,7 @@ rule fig_williams_pvalues:
     output:
         **figure_outputs("williams"),
     params:
+        sources=script_digest("williams_heatmap.py"),
         spec=lambda wildcards: WILLIAMS_FIGURES[wildcards.fig],
         **HEATMAP_PARAMS,
     wildcard_constraints:
@@ -227,6 +237,7 @@ rule fig07_fig26_bootstrap_f1:
     output:
         **figure_outputs("bootstrap_f1"),
     params:
+        sources=script_digest("bootstrap_heatmap.py"),
         **HEATMAP_PARAMS,
     wildcard_constraints:
         fig="fig07_bootstrap_f1_subset|fig26_bootstrap_f1",
@@ -245,6 +256,7 @@ rule fig08_topk_systems:
     output:
         **figure_outputs("topk"),
     params:
+        sources=script_digest("topk_figure.py"),
         coefficient=config["stats"]["topk"]["coefficient"],
         dpi=config["figures"]["dpi"],
     wildcard_constraints:
@@ -263,6 +275,7 @@ rule tab3_icc:
     output:
         **table_outputs("tab3_icc"),
     params:
+        sources=script_digest("table.py"),
         table="tab3",
     conda:
         CORE_ENV
@@ -279,6 +292,7 @@ rule kemeny_table:
     output:
         **table_outputs("kemeny_consensus"),
     params:
+        sources=script_digest("table.py"),
         table="kemeny",
         k=config["analysis"]["top_k"],
     conda:
@@ -295,6 +309,7 @@ rule reanalysis_tables:
     output:
         **table_outputs("{name}"),
     params:
+        sources=script_digest("table.py"),
         table=lambda wildcards: wildcards.name,
     wildcard_constraints:
         name="reanalysis1_sum_of_ranks|reanalysis2_top_k|reanalysis2_coefficient_agreement",

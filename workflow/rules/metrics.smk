@@ -10,7 +10,7 @@ rule metric:
         signature="results/{dataset}/computed/scores/{metric}.signature.json",
     params:
         options=metric_params,
-        module_digest=module_digest,
+        sources=metric_digest("metric.py"),
     wildcard_constraints:
         metric="|".join(STRING),
     resources:
@@ -32,6 +32,8 @@ rule merge_scores:
     output:
         scores="results/{dataset}/computed/scores.parquet",
         registry="results/{dataset}/computed/metrics.csv",
+    params:
+        sources=script_digest("merge_scores.py"),
     conda:
         CORE_ENV
     log:
@@ -47,6 +49,7 @@ rule validate_against_released:
     output:
         "results/{textset}/validation.csv",
     params:
+        sources=script_digest("validate.py"),
         reference_system=HANNA["reference_system"],
     conda:
         CORE_ENV
@@ -69,6 +72,8 @@ rule computation_times:
             )
             for ext in ("csv", "md")
         },
+    params:
+        sources=script_digest("computation_times.py"),
     conda:
         CORE_ENV
     log:

@@ -10,6 +10,7 @@ rule embed_texts:
     output:
         "results/{dataset}/computed/embeddings/{encoder}.safetensors",
     params:
+        sources=script_digest("embed.py"),
         model=encoder_model,
         embedding=config["embedding"],
         device=config["device"],
@@ -38,7 +39,7 @@ rule neural_metric:
         signature="results/{dataset}/computed/scores/{metric}@{model}.signature.json",
     params:
         options=metric_params,
-        module_digest=module_digest,
+        sources=metric_digest("neural_metric.py"),
         resource=neural_resource,
         device=config["device"],
     wildcard_constraints:

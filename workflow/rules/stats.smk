@@ -7,6 +7,7 @@ rule williams:
     output:
         "results/{dataset}/{scoreset}/williams.csv",
     params:
+        sources=script_digest("williams.py"),
         reference_system=HANNA["reference_system"],
         levels=dataset_levels,
         story_mode=config["stats"]["williams_story_mode"],
@@ -26,6 +27,7 @@ rule bootstrap_f1:
     output:
         "results/{dataset}/{scoreset}/bootstrap_f1.csv",
     params:
+        sources=script_digest("bootstrap_f1.py"),
         reference_system=HANNA["reference_system"],
         seed=config["stats"]["seed"],
         n_resamples=config["stats"]["n_resamples"],
@@ -47,6 +49,7 @@ rule correlation_ci:
     output:
         "results/{dataset}/{scoreset}/correlation_ci.csv",
     params:
+        sources=script_digest("correlation_ci.py"),
         reference_system=HANNA["reference_system"],
         levels=dataset_levels,
         coefficients=config["analysis"]["coefficients"],
@@ -69,6 +72,7 @@ rule topk_systems:
     output:
         "results/{dataset}/{scoreset}/topk.csv",
     params:
+        sources=script_digest("topk.py"),
         reference_system=HANNA["reference_system"],
         topk=config["stats"]["topk"],
     conda:
@@ -85,6 +89,7 @@ rule icc:
     output:
         "results/{dataset}/{scoreset}/icc.csv",
     params:
+        sources=script_digest("icc.py"),
         confidence=config["analysis"]["confidence"],
     conda:
         CORE_ENV
@@ -102,6 +107,7 @@ rule kemeny:
         consensus="results/{dataset}/{scoreset}/kemeny.csv",
         summary="results/{dataset}/{scoreset}/kemeny_summary.csv",
     params:
+        sources=script_digest("kemeny.py"),
         kemeny=config["stats"]["kemeny"],
     conda:
         CORE_ENV
@@ -122,6 +128,7 @@ rule reanalyses:
         top_k="results/{dataset}/{scoreset}/reanalysis2_top_k.csv",
         agreement="results/{dataset}/{scoreset}/reanalysis2_coefficient_agreement.csv",
     params:
+        sources=script_digest("reanalyses.py"),
         reanalysis=config["reanalysis"],
     conda:
         CORE_ENV

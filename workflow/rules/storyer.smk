@@ -23,7 +23,7 @@ rule train_storyer:
         max_prompts=STORYER["max_prompts"],
         encoder=lambda wildcards: encoder_model(wildcards)["path"],
         device=config["device"],
-        module_digest=script_digest("train_storyer.py"),
+        sources=script_digest("train_storyer.py"),
     threads: 2
     resources:
         gpu=1,
@@ -51,7 +51,7 @@ rule storyer_metric:
         options=config["metric_params"].get("storyer", {}),
         encoder=lambda wildcards: storyer_encoder()["path"],
         device=config["device"],
-        module_digest=script_digest("storyer_metric.py", "storyeval.metrics.storyer"),
+        sources=script_digest("storyer_metric.py", "storyeval.metrics.storyer"),
     wildcard_constraints:
         model="[A-Za-z0-9._-]+",
     threads: 2
@@ -87,7 +87,7 @@ rule evaluate_storyer:
         max_prompts=STORYER["max_prompts"],
         encoder=lambda wildcards: storyer_encoder()["path"],
         device=config["device"],
-        module_digest=script_digest("evaluate_storyer.py"),
+        sources=script_digest("evaluate_storyer.py"),
     threads: 2
     resources:
         gpu=1,
@@ -113,7 +113,7 @@ rule storyer_figure:
         },
     params:
         dpi=config["figures"]["dpi"],
-        module_digest=script_digest("storyer_figure.py"),
+        sources=script_digest("storyer_figure.py"),
     conda:
         CORE_ENV
     log:
@@ -134,7 +134,7 @@ rule storyer_reasons:
         seq2seq=lambda wildcards: (reasons_seq2seq() or {}).get("path") if wildcards.method == "generated" else None,
         encoder=lambda wildcards: storyer_encoder()["path"],
         device=config["device"],
-        module_digest=script_digest("storyer_reasons.py"),
+        sources=script_digest("storyer_reasons.py"),
     wildcard_constraints:
         method="|".join(REASON_METHODS),
         model="[A-Za-z0-9._-]+",

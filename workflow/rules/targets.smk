@@ -183,10 +183,10 @@ def neural_resource(wildcards):
     return {"keyword": kind, "path": neural_model(wildcards.metric)["path"]}
 
 
-def module_digest(wildcards):
-    """sha256 of the metric's module and of every storyeval module it imports: editing one reruns the metric
-    (Snakemake's params trigger), also where the file's mtime does not (an input outside the working directory)."""
-    return {module: sha256sum(path) for module, path in catalog.module_sources(wildcards.metric).items()}
+def metric_digest(script):
+    """The sources parameter of a metric rule: its script, the metric's module (loaded by name, so no import
+    names it) and every storyeval module these import (script_digest)."""
+    return lambda wildcards: script_digest(script, catalog.entry(wildcards.metric).module)
 
 
 def metric_params(wildcards):

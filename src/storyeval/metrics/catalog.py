@@ -116,15 +116,6 @@ def module_file(name: str) -> str:
     return importlib.util.find_spec(entry(name).module).origin
 
 
-def module_sources(name: str) -> dict[str, str]:
-    """{module: source file} of a metric's module and every storyeval module it imports (`storyeval.sources`):
-    the code its scores depend on, so that editing a helper (e.g. the transport solver under BaryScore) reruns
-    the metric too."""
-    from storyeval.sources import module_sources as sources
-
-    return sources(entry(name).module)
-
-
 def registry_rows() -> dict[str, tuple[str, str, str, str]]:
     """Registry rows of computed columns that HANNA's released file does not have."""
     return dict(NEW_COLUMNS)
