@@ -180,8 +180,9 @@ def planned_after_editing(run_dir: Path, module: Path) -> dict[str, int]:
 def test_touching_a_metric_module_reruns_that_metric_and_merge_only(finished_run):
     """Editing chrf's module reruns chrf and what depends on it, and no other metric."""
     from storyeval.metrics import catalog
+    from storyeval.sources import module_file
 
-    counts = planned_after_editing(finished_run, Path(catalog.module_file("chrf")))
+    counts = planned_after_editing(finished_run, module_file(catalog.entry("chrf").module))
     assert counts.get("metric") == 1, counts  # chrf on hanna-llm, no other metric
     assert counts.get("merge_scores") == 1, counts
     assert "validate_against_released" in counts

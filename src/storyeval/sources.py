@@ -4,14 +4,18 @@ Snakemake reruns a rule when its parameters change; a rule that carries the sha2
 its code imports (directly or through one another) reruns when any of them is edited, also where file mtimes
 say nothing (an input outside the working directory). Imports are read from the sources (`ast`), those inside
 functions included; modules that code loads by name at run time (the metric catalog's `load`) are not seen,
-so the metric rules add their metric's module as a root.
+so the metric rules add their metric's module as a root. Modules are found as files under the package,
+without importing them (every Snakemake start parses the rules, and importing e.g. the torch-based modules
+to locate them cost seconds).
 """
 
 from __future__ import annotations
 
 import ast
-import importlib.util
+from functools import lru_cache
 from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
 
 
 def module_sources(*roots: str) -> dict[str, str]:
@@ -22,9 +26,25 @@ def module_sources(*roots: str) -> dict[str, str]:
         root = pending.pop()
         if root in found:
             continue
-        found[root] = root if root.endswith(".py") else importlib.util.find_spec(root).origin
-        pending += storyeval_imports(Path(found[root]).read_text(encoding="utf-8"))
+        found[root] = root if root.endswith(".py") else str(module_file(root))
+        pending += file_imports(found[root])
     return dict(sorted(found.items()))
+
+
+def module_file(module: str) -> Path | None:
+    """The source file of a storyeval module (`storyeval.neural.ot` -> .../neural/ot.py, a package -> its
+    __init__.py), or None when there is none (an attribute, not a module)."""
+    path = PACKAGE.joinpath(*module.split(".")[1:])
+    for candidate in ([path.with_suffix(".py")] if path != PACKAGE else []) + [path / "__init__.py"]:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+@lru_cache(maxsize=None)
+def file_imports(path: str) -> tuple[str, ...]:
+    """`storyeval_imports` of a file, read and parsed once per process."""
+    return tuple(storyeval_imports(Path(path).read_text(encoding="utf-8")))
 
 
 def storyeval_imports(source: str) -> list[str]:
@@ -35,7 +55,7 @@ def storyeval_imports(source: str) -> list[str]:
             modules += [alias.name for alias in node.names if alias.name.split(".")[0] == "storyeval"]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == "storyeval":
             modules.append(node.module)
-            if importlib.util.find_spec(node.module).submodule_search_locations:  # a package: names may be modules
+            if module_file(node.module).name == "__init__.py":  # a package: the names may be its modules
                 modules += [f"{node.module}.{alias.name}" for alias in node.names
-                            if importlib.util.find_spec(f"{node.module}.{alias.name}") is not None]
+                            if module_file(f"{node.module}.{alias.name}") is not None]
     return modules

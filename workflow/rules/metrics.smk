@@ -1,5 +1,5 @@
-# One job per (dataset, metric); the metric's own module is an input, so editing it
-# reruns that metric (and what depends on it) and nothing else.
+# One job per (dataset, metric); its `sources` parameter (the digests of its script, the metric's module and
+# what they import) makes editing one rerun that metric (and what depends on it) and nothing else.
 
 
 rule metric:

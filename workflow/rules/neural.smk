@@ -6,7 +6,6 @@
 rule embed_texts:
     input:
         texts="results/{dataset}/data/texts.parquet",
-        module=workflow.source_path("../../src/storyeval/neural/embeddings.py"),
     output:
         "results/{dataset}/computed/embeddings/{encoder}.safetensors",
     params:

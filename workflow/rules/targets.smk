@@ -135,7 +135,7 @@ def icc_inputs(wildcards):
 
 
 def metric_inputs(wildcards):
-    return {"texts": f"results/{wildcards.dataset}/data/texts.parquet", "module": catalog.module_file(wildcards.metric)}
+    return {"texts": f"results/{wildcards.dataset}/data/texts.parquet"}
 
 
 MODELLED = [name for name, entry in catalog.CATALOG.items() if entry.resource]  # scores named <metric>@<model>

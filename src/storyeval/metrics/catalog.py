@@ -109,13 +109,6 @@ def parameters(name: str) -> set[str]:
             if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-def module_file(name: str) -> str:
-    """The source file of a metric's module (a rule input, so editing it reruns the metric)."""
-    import importlib.util
-
-    return importlib.util.find_spec(entry(name).module).origin
-
-
 def registry_rows() -> dict[str, tuple[str, str, str, str]]:
     """Registry rows of computed columns that HANNA's released file does not have."""
     return dict(NEW_COLUMNS)
