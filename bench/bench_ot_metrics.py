@@ -75,7 +75,7 @@ def barycenter_job(measure):
 
 def transport_job(job):
     from storyeval.metrics.baryscore import REGULARISATIONS
-    from storyeval.neural.ot import transport
+    from storyeval.neural.transport import transport
 
     return transport(job[0], job[1], REGULARISATIONS)
 

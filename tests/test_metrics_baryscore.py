@@ -16,7 +16,8 @@ from scipy.optimize import linprog
 from storyeval.errors import InputError
 from storyeval.metrics import baryscore
 from storyeval.neural.embeddings import EmbeddingCache
-from storyeval.neural.ot import barycenter, transport
+from storyeval.neural.ot import barycenter
+from storyeval.neural.transport import transport
 
 CLS, SEP = 101, 102
 
@@ -274,3 +275,29 @@ def test_signature_names_the_method_and_parameters():
     assert signature["parameters"]["layers"] == [2, 3, 4, 5, 6]
     assert signature["parameters"]["regularisations"] == list(map(float, baryscore.REGULARISATIONS))
     assert signature["encoder"]["model"] == "synthetic" and "POT" in signature["versions"]
+
+
+@pytest.mark.parametrize("share, iterations, residual", [(1.0, 100, 1e-13), (0.0, 100, 1e-6), (0.0, 0, 1e-13)],
+                         ids=["sparse-cholesky", "conjugate-gradients", "blas-cholesky"])
+def test_newton_direction_solves_the_laplacian_system(share, iterations, residual, monkeypatch):
+    """Each way of solving for the Newton step (Cholesky of the Laplacian built from the plan's entries above
+    1e-13, conjugate gradients to a relative residual of 1e-6, Cholesky of the Laplacian built by BLAS syrk)
+    gives d with L d = reg * gradient, L = diag(c) - pi^T diag(a) pi written out in numpy."""
+    from storyeval.neural import transport as module
+
+    rng = np.random.default_rng(3)
+    rows = rng.random((7, 6)) * (rng.random((7, 6)) < 0.6)
+    rows[:, 0] += 0.1  # every row carries mass, and the graph is connected through column 0
+    rows /= rows.sum(axis=1, keepdims=True)
+    a = rng.random(7)
+    a /= a.sum()
+    mass = a @ rows
+    gradient = rng.random(6) / 6
+    gradient -= gradient.mean()  # a gradient b - c sums to 0
+    monkeypatch.setattr(module, "SPARSE_SHARE", share)
+    monkeypatch.setattr(module, "CG_ITERATIONS", iterations)
+    if residual > 1e-13:  # conjugate gradients must answer on their own
+        monkeypatch.setattr(module, "cholesky_solve", lambda *args: pytest.fail("fell back to Cholesky"))
+    direction = module.newton_direction(a, rows, mass, gradient, 0.5)
+    laplacian = np.diag(mass) - rows.T @ np.diag(a) @ rows
+    assert np.linalg.norm(laplacian @ direction - 0.5 * gradient) <= residual * np.linalg.norm(0.5 * gradient)

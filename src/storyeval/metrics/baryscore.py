@@ -26,7 +26,7 @@ Identity: with the same weights on both sides (`idf="pooled"`, one idf over both
 story = reference gives W = 0 (to 1e-15) and SD-divergence = 0; with per-side idf the human row's two
 barycenters differ by the two idf tables. Speed: each distinct (text, side) barycenter is computed once
 per reference group (the library rebuilt both per pair), with the certified sparse solver of
-`storyeval.neural.ot`; groups run over `processes` worker processes.
+`storyeval.neural.ot`, and the transports with `storyeval.neural.transport`; groups run over `processes` worker processes.
 """
 
 from __future__ import annotations
@@ -40,7 +40,8 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.metrics.base import check_texts, describe, scores_frame
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer
-from storyeval.neural.ot import INITS, SOLVERS, barycenter, transport, warn_unconverged
+from storyeval.neural.ot import INITS, SOLVERS, barycenter
+from storyeval.neural.transport import transport, warn_unconverged
 from storyeval.neural.parallel import parallel_map
 
 NAME = "baryscore"

@@ -1,5 +1,4 @@
-"""Optimal-transport helpers of BaryScore (spec section 4): free-support Wasserstein barycenters, exact transport
-and entropic transport that stays stable at every regularisation.
+"""Free-support Wasserstein barycenters for BaryScore (spec section 4).
 
 Barycenter (`barycenter`). The authors' library calls POT's `ot.lp.free_support_barycenter`: a support of T
 points of mass 1/T started at zeros, layers weighted 1/L, and the fixed point X <- sum_l (1/L) T G_l Y_l where
@@ -34,33 +33,13 @@ a layer starts from the previous layer's basis, so POT's dense solver runs once 
 intervene. Where the time goes now (the 6 texts): the warm-started solves 40 %, the cost rows 21 %, the
 fixed-point arithmetic 11 %, POT's dense first step 6 %.
 
-Transport (`transport`): between two point clouds with uniform masses and squared-Euclidean ground cost
-(`ot.dist`), as the library: the exact cost (`ot.emd2`) and, for each regularisation eps, the entropic plan
-P_eps = argmin <P, C> + eps KL(P | a x b) with its transport cost <P_eps, C> (what `ot.sinkhorn2` returns) and
-its objective OT_eps (cost + entropy term, for the debiased Sinkhorn divergence).
-The library ran plain Sinkhorn (`ot.bregman.sinkhorn2`), whose kernel exp(-C/eps) underflows at eps = 0.001:
-the released SD-0.001 values are 1e-56..1e-9 noise. Here each entropic problem is solved in the log domain,
-by Newton's method on the semi-dual (Brauer et al. 2017, "A Sinkhorn-Newton method for entropic optimal
-transport"; Cuturi & Peyre 2018 for the semi-dual): g in R^m, f_i = -eps log sum_j b_j exp((g_j - C_ij)/eps)
-(a max-shifted log-sum-exp, never underflows), maximise D(g) = <a, f> + <b, g> (= OT_eps at the optimum).
-Why Newton and not Sinkhorn: Sinkhorn needs 10^3-10^4 sweeps per problem below eps = 0.1 on 500-token texts
-(measured: 11,000 sweeps at eps = 0.1 for one pair); Newton converges quadratically in 2-25 steps. Steps
-are damped by Armijo backtracking (D is concave, so this converges from any start); the reduced Hessian is a
-weighted graph Laplacian, solved by Cholesky with one potential pinned and a tiny ridge when it is near
-singular. The smallest eps starts from the exact transport's dual potentials, each larger one from the
-previous solution. Convergence: L1 error of the column marginal below `tolerance` (rows are exact).
+Transport between two barycenters: `storyeval.neural.transport`.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import numpy as np
 
-ARMIJO = 1e-4  # sufficient-increase constant of the backtracking line search
-SMALLEST_STEP = 1e-12  # below this step length the objective no longer changes in float64
 SOLVERS = ("certified", "pot")
 INITS = ("layer-mean", "zeros")
 SLACK = 1e-12  # a reduced cost below -SLACK is a violated dual constraint
@@ -176,97 +155,3 @@ def certified_plan(cost: np.ndarray, tree):
         return None
     carried = flows > 0
     return csr_matrix((flows[carried], (rows[carried], cols[carried])), shape=(n, m)), (rows, cols, flows)
-
-
-@dataclass(frozen=True)
-class Transport:
-    exact: float  # min <P, C> over couplings (EMD)
-    costs: np.ndarray  # <P_eps, C> per regularisation, in the order asked
-    objectives: np.ndarray  # OT_eps = <P_eps, C> + eps KL(P_eps | a x b)
-    errors: np.ndarray  # L1 error of the column marginal at the end
-
-
-def transport(x: np.ndarray, y: np.ndarray, regularisations: Sequence[float], tolerance: float = 1e-9,
-              max_steps: int = 100) -> Transport:
-    """Exact and entropic transport between the uniform measures on the rows of x and of y (module docstring)."""
-    import ot
-
-    cost = ot.dist(x, y)
-    a, b = np.full(len(x), 1.0 / len(x)), np.full(len(y), 1.0 / len(y))
-    exact, log = ot.emd2(a, b, cost, log=True)
-    potential = np.asarray(log["v"], dtype=np.float64)
-    order = np.argsort(regularisations, kind="stable")
-    costs, objectives, errors = (np.empty(len(order)) for _ in range(3))
-    for index in order:
-        potential, costs[index], objectives[index], errors[index] = entropic(
-            a, b, cost, float(regularisations[index]), potential, tolerance, max_steps)
-    return Transport(float(exact), costs, objectives, errors)
-
-
-def semi_dual(g: np.ndarray, a: np.ndarray, b: np.ndarray, cost: np.ndarray, reg: float):
-    """D(g) and the row-conditional plan pi_ij = P_ij / a_i, by a max-shifted log-sum-exp (no underflow).
-
-    Entries below exp(-300) of their row's largest are set to 0 (their share is < 1e-130): left to exp they
-    become subnormal floats, which made every later product ~10x slower at eps = 0.001.
-    """
-    scores = np.log(b) + (g - cost) / reg
-    top = scores.max(axis=1, keepdims=True)
-    scores -= top
-    kernel = np.exp(scores, where=scores > -300.0, out=np.zeros_like(scores))
-    total = kernel.sum(axis=1, keepdims=True)
-    f = -reg * (top[:, 0] + np.log(total[:, 0]))
-    return a @ f + b @ g, kernel / total
-
-
-def newton_direction(a: np.ndarray, rows: np.ndarray, column_mass: np.ndarray, gradient: np.ndarray,
-                     reg: float) -> np.ndarray:
-    """Solve (diag(c) - pi^T diag(a) pi) d = reg * gradient with d_0 = 0 (the Laplacian's null space is 1)."""
-    from scipy.linalg import cho_factor, cho_solve
-
-    scaled = np.sqrt(a)[:, None] * rows
-    laplacian = np.diag(column_mass) - scaled.T @ scaled
-    reduced = laplacian[1:, 1:]
-    ridge = 1e-12 * float(np.max(np.diag(reduced), initial=0.0)) + 1e-300
-    direction = np.zeros(len(gradient))
-    for _ in range(12):  # a near-singular Laplacian (very weak edges at small eps) gets a growing ridge
-        try:
-            factor = cho_factor(reduced + ridge * np.eye(len(reduced)), check_finite=False)
-            direction[1:] = cho_solve(factor, reg * gradient[1:], check_finite=False)
-            return direction
-        except np.linalg.LinAlgError:
-            ridge *= 1e3
-    return reg * gradient / np.maximum(column_mass, 1e-300)  # diagonal fallback: a scaled gradient step
-
-
-def entropic(a: np.ndarray, b: np.ndarray, cost: np.ndarray, reg: float, g: np.ndarray, tolerance: float,
-             max_steps: int) -> tuple[np.ndarray, float, float, float]:
-    """Damped Newton on the semi-dual from g: (g*, <P, C>, OT_eps, column-marginal L1 error)."""
-    value, rows = semi_dual(g, a, b, cost, reg)
-    error = float(np.abs(b - a @ rows).sum())
-    for _ in range(max_steps):
-        if error <= tolerance:
-            break
-        column_mass = a @ rows
-        direction = newton_direction(a, rows, column_mass, b - column_mass, reg)
-        slope, step = float((b - column_mass) @ direction), 1.0
-        while step >= SMALLEST_STEP:
-            trial_value, trial_rows = semi_dual(g + step * direction, a, b, cost, reg)
-            trial_error = float(np.abs(b - a @ trial_rows).sum())
-            # Armijo; near the optimum the predicted gain falls below float64 resolution of D, and a step that
-            # lowers the marginal error is taken instead (the Newton step there is the right one).
-            if trial_value >= value + ARMIJO * step * slope or (
-                    step * slope <= 1e-14 * abs(value) and trial_error < error):
-                break
-            step /= 2
-        if step < SMALLEST_STEP:
-            break  # float64 floor reached; the error is reported
-        g, value, rows, error = g + step * direction, trial_value, trial_rows, trial_error
-    return g, float(a @ (rows * cost).sum(axis=1)), float(value), error
-
-
-def warn_unconverged(metric: str, errors: np.ndarray, tolerance: float) -> None:
-    """One warning when some entropic problems stopped above the tolerance (their values are still reported)."""
-    late = errors > tolerance
-    if late.any():
-        warnings.warn(f"metric {metric}: {int(late.sum())} of {late.size} entropic problems stopped with a marginal "
-                      f"error up to {errors.max():.1e} (tolerance {tolerance:.0e})", stacklevel=3)
