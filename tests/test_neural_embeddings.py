@@ -146,6 +146,9 @@ def test_cache_file_round_trips_and_has_the_same_bytes_for_the_same_inputs(tiny_
         assert np.array_equal(loaded.get(text).layers[2], first.get(text).layers[2])
     save_cache(loaded, tmp_path / "c.safetensors")
     assert (tmp_path / "c.safetensors").read_bytes() == (tmp_path / "a.safetensors").read_bytes()
+    (tmp_path / "cut.safetensors").write_bytes((tmp_path / "a.safetensors").read_bytes()[:-100])
+    with pytest.raises(InputError, match="not a safetensors"):  # memory-mapped, but validated first
+        load_cache(tmp_path / "cut.safetensors")
 
 
 def test_idf_equals_bert_scores_get_idf_dict(tiny_bert, real_texts):

@@ -333,8 +333,9 @@ def save_cache(cache: EmbeddingCache, path: str | Path) -> None:
 
 
 def load_cache(path: str | Path) -> EmbeddingCache:
-    """Read a cache written by `save_cache`."""
-    arrays, content = read_safetensors(path, "np", "embedding cache", "run the embedding rule first", "rebuild it")
+    """Open a cache written by `save_cache`: its token vectors are memory-mapped, read as metrics use them."""
+    arrays, content = read_safetensors(path, "np", "embedding cache", "run the embedding rule first", "rebuild it",
+                                       mapped=True)
     if content.get("signature", {}).get("format") != FORMAT:
         raise InputError(f"embedding cache {path} is not a {FORMAT} file; fix: rebuild it with storyeval")
     hidden = {int(name.removeprefix("layer_")): states for name, states in arrays.items() if name.startswith("layer_")}

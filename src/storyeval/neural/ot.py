@@ -39,6 +39,7 @@ Transport between two barycenters: `storyeval.neural.transport`.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 SOLVERS = ("certified", "pot")
 INITS = ("layer-mean", "zeros")
@@ -70,6 +71,7 @@ def barycenter(locations: np.ndarray, weights: np.ndarray, max_iterations: int =
     active = np.flatnonzero(weights > 0)
     costs = LayerCosts(locations[:, active])
     support, trees = start(locations, init), [None] * layers
+    share = (1.0 / layers) * 1.0 / mass  # POT's arithmetic: update += share * (plan @ points), row by row
     for _ in range(max_iterations):
         update = np.zeros((size, dim))
         costs.refresh(support)
@@ -79,17 +81,40 @@ def barycenter(locations: np.ndarray, weights: np.ndarray, max_iterations: int =
             step = None if tree is None else certified_plan(costs.of(layer), tree)
             if step is None:
                 plan = ot.emd(mass, weights, ot.dist(support, points))  # exactly POT's call
-                moved = np.dot(plan, points)
+                update = update + (1.0 / layers) * 1.0 / mass[:, None] * np.dot(plan, points)
                 trees[layer] = basis_tree(plan[:, active])
             else:
-                plan, trees[layer] = step
-                moved = plan @ costs.points[layer]
-            update = update + (1.0 / layers) * 1.0 / mass[:, None] * moved  # POT's arithmetic
+                trees[layer] = step
+                rows, cols, flows = step
+                order = np.lexsort((cols, rows))  # each row's arcs by column, as a sparse product sums them
+                add_transported(update, rows[order], cols[order], flows[order], costs.points[layer], share)
         displacement = np.sum((update - support) ** 2)
         support = update
         if displacement <= stop_threshold:
             break
     return support
+
+
+@njit(cache=True, nogil=True)
+def add_transported(update: np.ndarray, rows: np.ndarray, cols: np.ndarray, flows: np.ndarray, points: np.ndarray,
+                    share: np.ndarray) -> None:
+    """update[i] += share[i] * sum_k flow_k points[col_k] over row i's arcs (sorted by row): a sparse plan times
+    the points without building the plan; rows meet no zero-flow arc twice, and the sums run in column order."""
+    dim, arcs = points.shape[1], len(rows)
+    moved = np.zeros(dim)
+    k = 0
+    while k < arcs:
+        row = rows[k]
+        moved[:] = 0.0
+        while k < arcs and rows[k] == row:
+            flow, point = flows[k], points[cols[k]]  # row views: the loops below vectorise (2.6x measured)
+            if flow > 0:
+                for d in range(dim):
+                    moved[d] += flow * point[d]
+            k += 1
+        scale, target = share[row], update[row]
+        for d in range(dim):
+            target[d] += scale * moved[d]
 
 
 class LayerCosts:
@@ -111,7 +136,7 @@ class LayerCosts:
 
     def refresh(self, support: np.ndarray) -> None:
         if self.at is None:
-            self.at, self.matrices = support.copy(), np.empty((len(self.points), len(support), self.points.shape[1]))
+            self.at, self.matrices = support.copy(), np.empty((len(support), *self.norms.shape))
             rows = np.arange(len(support))
         else:
             rows = np.flatnonzero(np.sqrt(np.sum((support - self.at) ** 2, axis=1)) > DRIFT)
@@ -119,12 +144,15 @@ class LayerCosts:
                 return
             self.at[rows] = support[rows]
         moved = support[rows]
-        products = (moved @ self.stacked.T).reshape(len(rows), *self.norms.shape).transpose(1, 0, 2)
-        block = -2 * products + np.einsum("ij,ij->i", moved, moved)[None, :, None] + self.norms[:, None, :]
-        self.matrices[:, rows] = np.maximum(block, 0)
+        block = moved @ self.stacked.T  # [moved, L * m], then -2 x.y + |x|^2 + |y|^2 in place
+        block *= -2
+        block += np.einsum("ij,ij->i", moved, moved)[:, None]
+        block += self.norms.reshape(-1)
+        np.maximum(block, 0, out=block)
+        self.matrices[rows] = block.reshape(len(rows), *self.norms.shape)
 
     def of(self, layer: int) -> np.ndarray:
-        return self.matrices[layer]
+        return self.matrices[:, layer]  # [T, m], rows strided (support points are the leading axis)
 
 
 def basis_tree(plan: np.ndarray):
@@ -138,14 +166,13 @@ def basis_tree(plan: np.ndarray):
 
 
 def certified_plan(cost: np.ndarray, tree):
-    """The unique optimal plan (sparse) and its basis tree, or None when uniqueness is unproven.
+    """The unique optimal plan as its basis tree (rows, cols, flows; zero-flow arcs included), or None when
+    uniqueness is unproven.
 
     The network simplex of `storyeval.neural.simplex` pivots from the previous step's basis tree (primal
     feasible: the masses do not change) until every arc's reduced cost is >= -SLACK, i.e. the tree's plan is
     optimal on the full problem. It is the unique optimum when no arc outside the tree has reduced cost
     <= TIE; then any exact solver (POT's dense one included) returns it."""
-    from scipy.sparse import csr_matrix
-
     from storyeval.neural.simplex import OPTIMAL, solve, unique_tight
 
     n, m = cost.shape
@@ -153,5 +180,4 @@ def certified_plan(cost: np.ndarray, tree):
     status, u, v, _ = solve(cost, rows, cols, flows, SLACK, PIVOTS_PER_NODE * (n + m))
     if status != OPTIMAL or not unique_tight(cost, u, v, rows, cols, TIE):
         return None
-    carried = flows > 0
-    return csr_matrix((flows[carried], (rows[carried], cols[carried])), shape=(n, m)), (rows, cols, flows)
+    return rows, cols, flows
