@@ -3,12 +3,13 @@
 Takes the first `--limit` candidate-reference pairs of hanna-llm's 576 (whole prompts, in order, so references
 are shared as in the dataset), encodes their texts with the bundled all-MiniLM-L6-v2 (layers 2..6, truncated
 to 512 tokens as the default cache), then times
-- BaryScore's parts with the module's own functions: one barycenter per distinct (text, side) (per-side idf,
-  layer-mean start, certified solver), then W and SD at the 7 regularisations per pair;
+- BaryScore's parts with the module's own functions: one barycenter per distinct (text, side) (`--idf`,
+  config.yaml's pooled by default: one per distinct text; layer-mean start, certified solver), then W and SD
+  at the 7 regularisations per pair;
 - DepthScore end to end (`depthscore.compute`, 10,000 directions);
 - optionally (`--pot N`) POT's own barycenter on the first N texts, for the speed-up and the agreement.
-Extrapolates to the full dataset: 768 barycenters (96 references, 576 stories, 96 human stories on the story
-side) and 672 scored rows. Usage:
+Extrapolates to the full dataset: 672 barycenters (96 references, 576 stories; per-side idf: 768, the 96 human
+stories again on the story side) and 672 scored rows. Usage:
     python bench/bench_ot_metrics.py [--limit 24] [--processes 1] [--pot 0] [--json out.json]
 """
 
@@ -26,7 +27,7 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hanna" / "hanna_llm_stories.csv"
-FULL = {"pairs": 576, "rows": 672, "barycenters": 768, "texts": 672}
+FULL = {"pairs": 576, "rows": 672, "texts": 672, "barycenters": {"pooled": 672, "uniform": 672, "per-side": 768}}
 
 
 def pairs(limit: int):
@@ -44,19 +45,23 @@ def timed(function, *args, **kwargs):
     return result, time.perf_counter() - clock
 
 
-def bench_baryscore(texts, cache, processes: int) -> tuple[dict, list]:
+def bench_baryscore(texts, cache, processes: int, idf: str) -> tuple[dict, list]:
     from storyeval.metrics import baryscore
     from storyeval.neural.parallel import parallel_map
 
     layers = baryscore.chosen_layers(cache, None)
-    story_idf, reference_idf = baryscore.idf_tables(texts, cache, "per-side", False)
-    keys = [(text, "reference", reference_idf) for text in dict.fromkeys(texts["reference"])] + \
-        [(text, "story", story_idf) for text in dict.fromkeys(texts["story"])]
+    story_idf, reference_idf = baryscore.idf_tables(texts, cache, idf, False)
+    if story_idf is reference_idf:  # one barycenter per distinct text, as `baryscore.compute`
+        keys = [(text, "shared", story_idf) for text in dict.fromkeys([*texts["reference"], *texts["story"]])]
+    else:
+        keys = [(text, "reference", reference_idf) for text in dict.fromkeys(texts["reference"])] + \
+            [(text, "story", story_idf) for text in dict.fromkeys(texts["story"])]
     measures = [baryscore.measure(cache, text, layers, table) for text, _, table in keys]
     sizes = [len(weights) for _, weights in measures]
     centers, barycenter_seconds = timed(parallel_map, barycenter_job, measures, processes)
     by_key = dict(zip([(text, side) for text, side, _ in keys], centers))
-    jobs = [(by_key[(reference, "reference")], by_key[(story, "story")]) for reference, story in
+    sides = ("shared", "shared") if story_idf is reference_idf else ("reference", "story")
+    jobs = [(by_key[(reference, sides[0])], by_key[(story, sides[1])]) for reference, story in
             zip(texts["reference"], texts["story"])]
     results, transport_seconds = timed(parallel_map, transport_job, jobs, processes)
     return {"barycenters": len(keys), "mean_tokens": float(np.mean(sizes)),
@@ -108,6 +113,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=24, help="candidate-reference pairs (of 576)")
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--pot", type=int, default=0, help="also time POT's own barycenter on this many texts")
+    parser.add_argument("--idf", default="pooled", choices=["pooled", "per-side", "uniform"],
+                        help="BaryScore's idf (config.yaml: pooled)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     if args.limit < 7:
@@ -123,7 +130,7 @@ def main() -> None:
                                   batch_size=8)
     report = {"pairs": len(texts), "texts": len(needed), "processes": args.processes, "cpus": os.cpu_count(),
               "embedding_seconds": encode_seconds, "embedding_seconds_per_text": encode_seconds / len(needed)}
-    bary, measures = bench_baryscore(texts, cache, args.processes)
+    bary, measures = bench_baryscore(texts, cache, args.processes, args.idf)
     report["baryscore"] = bary
     _, depth_seconds = timed(depthscore.compute, texts, cache=cache, processes=args.processes)
     report["depthscore"] = {"seconds": depth_seconds, "seconds_per_pair": depth_seconds / len(texts)}
@@ -131,7 +138,7 @@ def main() -> None:
         report["pot_barycenter"] = bench_pot(measures, args.pot)
     report["full_dataset_estimate_seconds"] = {
         "embedding_pass": report["embedding_seconds_per_text"] * FULL["texts"],
-        "baryscore_barycenters": bary["seconds_per_barycenter"] * FULL["barycenters"],
+        "baryscore_barycenters": bary["seconds_per_barycenter"] * FULL["barycenters"][args.idf],
         "baryscore_transport": bary["seconds_per_pair_transport"] * FULL["rows"],
         "depthscore": report["depthscore"]["seconds_per_pair"] * FULL["rows"],
     }
