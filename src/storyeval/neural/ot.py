@@ -71,7 +71,7 @@ def barycenter(locations: np.ndarray, weights: np.ndarray, max_iterations: int =
     active = np.flatnonzero(weights > 0)
     costs = LayerCosts(locations[:, active])
     support, trees = start(locations, init), [None] * layers
-    share = (1.0 / layers) * 1.0 / mass  # POT's arithmetic: update += share * (plan @ points), row by row
+    share = (1.0 / layers) * 1.0 / mass  # POT's arithmetic: update = update + share * (plan @ points)
     for _ in range(max_iterations):
         update = np.zeros((size, dim))
         costs.refresh(support)
@@ -81,7 +81,7 @@ def barycenter(locations: np.ndarray, weights: np.ndarray, max_iterations: int =
             step = None if tree is None else certified_plan(costs.of(layer), tree)
             if step is None:
                 plan = ot.emd(mass, weights, ot.dist(support, points))  # exactly POT's call
-                update = update + (1.0 / layers) * 1.0 / mass[:, None] * np.dot(plan, points)
+                update = update + share[:, None] * np.dot(plan, points)
                 trees[layer] = basis_tree(plan[:, active])
             else:
                 trees[layer] = step
@@ -98,8 +98,9 @@ def barycenter(locations: np.ndarray, weights: np.ndarray, max_iterations: int =
 @njit(cache=True, nogil=True)
 def add_transported(update: np.ndarray, rows: np.ndarray, cols: np.ndarray, flows: np.ndarray, points: np.ndarray,
                     share: np.ndarray) -> None:
-    """update[i] += share[i] * sum_k flow_k points[col_k] over row i's arcs (sorted by row): a sparse plan times
-    the points without building the plan; rows meet no zero-flow arc twice, and the sums run in column order."""
+    """update[i] += share[i] * sum_k flow_k points[col_k] over row i's arcs (sorted by row, then column): a
+    sparse plan times the points without building the plan, summed in the sparse product's order; zero-flow
+    tree arcs are skipped, as the sparse plan left them out."""
     dim, arcs = points.shape[1], len(rows)
     moved = np.zeros(dim)
     k = 0
