@@ -137,7 +137,8 @@ class LayerCosts:
 
     def refresh(self, support: np.ndarray) -> None:
         if self.at is None:
-            self.at, self.matrices = support.copy(), np.empty((len(support), *self.norms.shape))
+            self.at = support.copy()
+            self.matrices = np.empty((len(self.norms), len(support), self.norms.shape[1]))
             rows = np.arange(len(support))
         else:
             rows = np.flatnonzero(np.sqrt(np.sum((support - self.at) ** 2, axis=1)) > DRIFT)
@@ -150,10 +151,10 @@ class LayerCosts:
         block += np.einsum("ij,ij->i", moved, moved)[:, None]
         block += self.norms.reshape(-1)
         np.maximum(block, 0, out=block)
-        self.matrices[rows] = block.reshape(len(rows), *self.norms.shape)
+        self.matrices[:, rows] = block.reshape(len(rows), *self.norms.shape).transpose(1, 0, 2)
 
     def of(self, layer: int) -> np.ndarray:
-        return self.matrices[:, layer]  # [T, m], rows strided (support points are the leading axis)
+        return self.matrices[layer]  # [T, m], C-contiguous: the simplex's pricing loops vectorise only on these
 
 
 def basis_tree(plan: np.ndarray):
