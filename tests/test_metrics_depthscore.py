@@ -50,12 +50,13 @@ def test_score_equals_the_library_loop(seed):
     assert ours > 0
 
 
-def test_irw_depth_equals_a_rank_count():
+@pytest.mark.parametrize("n", [1, 2, 9, 512, 513])  # index bits 1, 1, 4, 9, 10 in the sort keys
+def test_irw_depth_equals_a_rank_count(n):
     rng = np.random.default_rng(3)
-    points, directions = rng.normal(size=(9, 4)), normalize(rng.normal(size=(50, 4)))
+    points, directions = rng.normal(size=(n, 4)), normalize(rng.normal(size=(50, 4)))
     projections = points @ directions.T
     ranks = (projections[None, :, :] <= projections[:, None, :]).sum(axis=1)  # rank of point i on direction k
-    expected = np.minimum(ranks / 9, 1 - ranks / 9).mean(axis=1)
+    expected = np.minimum(ranks / n, 1 - ranks / n).mean(axis=1)
     np.testing.assert_allclose(depthscore.irw_depth(points, directions), expected, atol=1e-15)
 
 

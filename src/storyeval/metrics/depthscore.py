@@ -30,6 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from storyeval.errors import InputError
 from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
@@ -68,14 +69,40 @@ def directions(n_directions: int, dim: int, seed: int) -> tuple[np.ndarray, np.n
 
 def irw_depth(points: np.ndarray, directions_: np.ndarray) -> np.ndarray:
     """IRW depth of each row of `points` [n, D] among them: the mean over directions of min(r/n, 1 - r/n),
-    r the 1-based rank of its projection. The share of each sorted position is added to the token there by
-    one bincount, in direction order: the same sums as the mean over a [K, n] rank table (bit-identical,
-    measured on 6 real texts), without building it (0.22 s -> 0.14 s per 512-token text)."""
+    r the 1-based rank of its projection. The share of each sorted position is added to the token there, in
+    direction order: the same sums as the mean over a [K, n] rank table (bit-identical, measured on 6 real
+    texts), without building it.
+
+    Ranks by sorting values, not indices: each projection's lowest mantissa bits are overwritten by its
+    token index and the keys sorted as floats (numpy's SIMD sort, 13-26 ms against 59 ms for `argsort` on
+    10,000 x 512; the sort was a third of DepthScore). Projections closer than 2^b ulps (b index bits, 9 for
+    512 tokens: a relative 1e-13) then order by index, where argsort's order of equal values is unspecified."""
     n = points.shape[0]
-    order = np.argsort(directions_ @ points.T, axis=1)  # [K, n]
+    bits = max(int(n - 1).bit_length(), 1)
+    keys = directions_ @ points.T  # [K, n]
+    tag_columns(keys.view(np.int64), bits)
+    keys.sort(axis=1)
     position = np.arange(1, n + 1, dtype=np.float64) / n
-    share = np.broadcast_to(np.minimum(position, 1 - position), order.shape)
-    return np.bincount(order.ravel(), weights=share.ravel(), minlength=n) / len(directions_)
+    return sorted_shares(keys.view(np.int64), bits, np.minimum(position, 1 - position), n) / len(directions_)
+
+
+@njit(cache=True, nogil=True)
+def tag_columns(keys: np.ndarray, bits: int) -> None:
+    """Overwrite the lowest `bits` bits of each float64 (viewed as int64) with its column index."""
+    clear = ~((1 << bits) - 1)
+    for i in range(keys.shape[0]):
+        for j in range(keys.shape[1]):
+            keys[i, j] = (keys[i, j] & clear) | j
+
+
+@njit(cache=True, nogil=True)
+def sorted_shares(keys: np.ndarray, bits: int, share: np.ndarray, n: int) -> np.ndarray:
+    """sum over rows of share[p] added to the token tagged at sorted position p (in row order, as bincount)."""
+    mask, totals = (1 << bits) - 1, np.zeros(n)
+    for i in range(keys.shape[0]):
+        for p in range(keys.shape[1]):
+            totals[keys[i, p] & mask] += share[p]
+    return totals
 
 
 def support_functions(points: np.ndarray, settings: Settings) -> np.ndarray:
