@@ -88,6 +88,7 @@ def test_equals_pot_on_v2s_unreduced_problem(pairs, cache):
 
     some = pairs.iloc[[0, 1, 8]]
     ours = moverscore.compute(some, cache=cache)["moverscore"].to_numpy()
+    np.testing.assert_array_equal(moverscore.compute(some, cache=cache, processes=2)["moverscore"], ours)
     for row, (story, reference) in enumerate(zip(some["story"], some["reference"])):
         x, y = cache.get(reference).layers[6], cache.get(story).layers[6]
         both = np.concatenate([x, y]).astype(float)

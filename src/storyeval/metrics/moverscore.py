@@ -37,6 +37,7 @@ import pandas as pd
 
 from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer, unit_rows
+from storyeval.neural.parallel import parallel_map
 
 NAME = "moverscore"
 NEEDS = frozenset({"reference"})
@@ -73,28 +74,38 @@ def transport_cost(a: np.ndarray, b: np.ndarray, x: np.ndarray, y: np.ndarray) -
     return float(ot.emd2(a, b, distance, numItermax=MAX_ITERATIONS))
 
 
+def score_group(job) -> list[float]:
+    """1 - EMD of each story against one reference (NaN where either side kept no token)."""
+    (x, a), stories = job
+    return [1.0 - transport_cost(a, b, x, y) if len(a) and len(b) else np.nan for y, b in stories]
+
+
 def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = None, idf: bool = False,
-            stop_words: Sequence[str] = ()) -> pd.DataFrame:
+            stop_words: Sequence[str] = (), processes: int = 1) -> pd.DataFrame:
     check_texts(texts, NEEDS, NAME)
     layer = resolve_layer(cache, layer, NAME)
     require_texts(cache, required_texts(texts), NAME)
     stops = frozenset(stop_words)
     story_idf = idf_weights(cache, list(texts["story"])) if idf else None
     reference_idf = idf_weights(cache, list(texts["reference"])) if idf else None
-    stories = {text: mass(cache, text, layer, story_idf, stops) for text in set(texts["story"])}
-    references = {text: mass(cache, text, layer, reference_idf, stops) for text in set(texts["reference"])}
-    scores = np.full(len(texts), np.nan)
-    for row, (story, reference) in enumerate(zip(texts["story"], texts["reference"])):
-        (x, a), (y, b) = references[reference], stories[story]
-        if len(a) and len(b):
-            scores[row] = 1.0 - transport_cost(a, b, x, y)
+    groups = texts.groupby("reference", sort=False).indices
+    stories = texts["story"].to_numpy()
+
+    def jobs():  # one per reference: a group's texts are read and sent once, drawn lazily
+        for reference, rows in groups.items():
+            yield (mass(cache, reference, layer, reference_idf, stops),
+                   [mass(cache, story, layer, story_idf, stops) for story in stories[rows]])
+
+    scores = np.empty(len(texts))
+    for rows, block in zip(groups.values(), parallel_map(score_group, jobs(), processes)):
+        scores[rows] = block
     warn_count(NAME, texts, int(np.isnan(scores).sum()), "keep no token after dropping word pieces, punctuation and "
                "stop words (or have idf 0 everywhere); score NaN")
     return scores_frame(texts["story_id"], {"moverscore": scores})
 
 
 def signature(*, cache: EmbeddingCache | dict, layer: int | None = None, idf: bool = False,
-              stop_words: Sequence[str] = ()) -> dict:
+              stop_words: Sequence[str] = (), processes: int = 1) -> dict:
     encoder = cache.signature if isinstance(cache, EmbeddingCache) else dict(cache)
     return describe(NAME, ["numpy", "POT"], {"hypothesis": "story", "reference": "reference"},
                     {"layer": int(encoder["num_hidden_layers"]) if layer is None else int(layer), "idf": bool(idf),
