@@ -161,8 +161,13 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int]
     settings = Settings(tuple(float(reg) for reg in regularisations), sinkhorn, solver, init, int(max_iterations),
                         float(stop_threshold), float(tolerance))
     shared = story_idf is reference_idf  # same weights on both sides: one barycenter per text
-    groups = texts.groupby("reference", sort=False).indices
     stories = texts["story"].to_numpy()
+    groups = texts.groupby("reference", sort=False).indices
+    # Largest groups first (work grows with the tokens squared): the last jobs are then the short ones, and
+    # no worker sits idle while another finishes a long one. Results go back to their rows.
+    work = {reference: sum(len(cache.get(text).input_ids) ** 2 for text in {reference, *stories[rows]})
+            for reference, rows in groups.items()}
+    groups = dict(sorted(groups.items(), key=lambda group: -work[group[0]]))
 
     def jobs():
         for reference, rows in groups.items():
