@@ -17,7 +17,7 @@ from storyeval.errors import InputError
 from storyeval.metrics import baryscore
 from storyeval.neural.embeddings import EmbeddingCache
 from storyeval.neural.ot import barycenter
-from storyeval.neural.transport import transport
+from storyeval.neural.transport import Problem, transport
 
 CLS, SEP = 101, 102
 
@@ -75,16 +75,32 @@ def sinkhorn_loop(cost: np.ndarray, reg: float, sweeps: int = 200_000) -> tuple[
     return float(np.sum(plan * cost)), float(np.sum(plan * cost) + reg * entropy)
 
 
-@pytest.mark.parametrize("reg", [5.0, 1.0, 0.1, 0.05])
-def test_entropic_transport_matches_a_log_domain_sinkhorn_loop_and_pot(reg):
+# One cloud on both sides (started at g = 0) only at large eps: there plain Sinkhorn takes 10^5 sweeps below 0.1.
+@pytest.mark.parametrize("reg, same", [(5.0, False), (1.0, False), (0.1, False), (0.05, False), (5.0, True),
+                                       (1.0, True)])
+def test_entropic_transport_matches_a_log_domain_sinkhorn_loop_and_pot(reg, same):
     x, y = clouds(7, 6, seed=1)
+    y = x.copy() if same else y
     result = transport(x, y, [reg], tolerance=1e-12)
     cost, objective = sinkhorn_loop(ot.dist(x, y), reg)
     assert result.costs[0] == pytest.approx(cost, abs=1e-10)
     assert result.objectives[0] == pytest.approx(objective, abs=1e-10)
-    pot = ot.sinkhorn2(np.full(7, 1 / 7), np.full(6, 1 / 6), ot.dist(x, y), reg, method="sinkhorn_log",
+    pot = ot.sinkhorn2(np.full(7, 1 / 7), np.full(len(y), 1 / len(y)), ot.dist(x, y), reg, method="sinkhorn_log",
                        numItermax=200_000, stopThr=1e-14)
     assert result.costs[0] == pytest.approx(float(pot), abs=1e-9)
+
+
+def test_one_cloud_started_at_zero_reaches_the_solution_from_the_exact_duals():
+    x, _ = clouds(30, 30, seed=4)
+    ours = transport(x, x.copy(), baryscore.REGULARISATIONS, tolerance=1e-12)
+    cost, mass = ot.dist(x, x), np.full(30, 1 / 30)
+    potential = np.asarray(ot.emd2(mass, mass, cost, log=True)[1]["v"])
+    problem = Problem(mass, mass, cost)
+    for index in np.argsort(baryscore.REGULARISATIONS):
+        potential, expected, _, error = problem.entropic(baryscore.REGULARISATIONS[index], potential, 1e-12, 100)
+        assert error <= 1e-12
+        assert ours.costs[index] == pytest.approx(expected, abs=1e-10)
+    assert ours.exact == pytest.approx(0, abs=1e-15)
 
 
 def test_small_regularisation_is_stable_and_within_its_bound_of_the_exact_cost():

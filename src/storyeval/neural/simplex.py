@@ -169,8 +169,8 @@ def solve(cost: np.ndarray, tree_rows: np.ndarray, tree_cols: np.ndarray, tree_f
                     row, col, best = i, j, reduced
         listed = kept
         if row < 0:
-            # Refill, row by row from where the last scan stopped: a min over the row first, its violated arcs
-            # collected only where that min is violated (most rows have none).
+            # Refill, row by row from where the last scan stopped: a count over the row first, its violated arcs
+            # collected only where it is non-zero (most rows have none).
             for step in range(n):
                 i = (next_row + step) % n
                 threshold = potential[i] - slack

@@ -61,7 +61,12 @@ def transport(x: np.ndarray, y: np.ndarray, regularisations: Sequence[float], to
     cost = ot.dist(x, y)
     a, b = np.full(len(x), 1.0 / len(x)), np.full(len(y), 1.0 / len(y))
     exact, log = ot.emd2(a, b, cost, log=True)
-    potential = np.asarray(log["v"], dtype=np.float64)
+    # The same cloud on both sides (BaryScore's human rows): by symmetry the entropic potentials are equal,
+    # f = g, and near-constant at small eps, so g = 0 starts next to them; POT's exact duals are a vertex of
+    # the degenerate assignment's dual face, eps-units away (measured at 512 tokens: 235 -> 92 ms for the 7
+    # regularisations, costs within 4e-10, the tolerance's scale).
+    same = x.shape == y.shape and np.array_equal(x, y)
+    potential = np.zeros(len(y)) if same else np.asarray(log["v"], dtype=np.float64)
     problem = Problem(a, b, cost)
     order = np.argsort(regularisations, kind="stable")
     costs, objectives, errors = (np.empty(len(order)) for _ in range(3))
