@@ -19,8 +19,9 @@ every direction has no real score (NaN, warned). Story = reference gives 0.
 
 Speed: the library recomputed both texts' depths and supports per pair; they depend on one text only, so each
 text's support functions are computed once (reference groups) and a pair costs K x n_alpha subtractions.
-Per text: ranks summed by one bincount and only the largest region projected (`irw_depth`,
-`support_functions`): 0.37 s -> 0.2 s for a 512-token text on one core.
+Per text: ranks from a SIMD sort of the projections, their shares summed in one pass, and only the largest
+region projected (`irw_depth`, `support_functions`): 0.37 s -> 0.12 s for a 512-token text on one core,
+two thirds of it the two float64 products with the 10,000 directions (~35 GFMA/s, near this core's peak).
 """
 
 from __future__ import annotations
