@@ -27,10 +27,10 @@ def parallel_map(function: Callable, jobs: Iterable, processes: int = 1) -> list
 
     Jobs are drawn lazily, at most 2 per worker unfinished, so a generator of large jobs never sits in memory
     at once (results must be small: all are kept until the end). The window counts unfinished jobs, not
-    unread results: waiting on the oldest job instead left a worker idle whenever a later one finished
-    first (BaryScore on hanna-llm: 1.78 of 2 cores busy). One BLAS thread per process: on these small
-    (<= 512) matrices threaded OpenBLAS only adds contention (measured on 2 busy cores: a 511x511 Cholesky
-    takes 330 ms threaded, 8 ms single-threaded).
+    unread results: waiting on the oldest job leaves a worker idle whenever a later one finishes first
+    (no gain measured on BaryScore's hanna-llm run: 291-292 s either way). One BLAS thread per process: on
+    these small (<= 512) matrices threaded OpenBLAS only adds contention (measured on 2 busy cores: a
+    511x511 Cholesky takes 330 ms threaded, 8 ms single-threaded).
     """
     if processes <= 1:
         with one_blas_thread():
