@@ -17,7 +17,7 @@ from storyeval.errors import InputError
 from storyeval.metrics import baryscore
 from storyeval.neural.embeddings import EmbeddingCache
 from storyeval.neural.ot import barycenter
-from storyeval.neural.transport import Problem, transport
+from storyeval.neural.transport import Problem, start_potential, transport
 
 CLS, SEP = 101, 102
 
@@ -90,17 +90,22 @@ def test_entropic_transport_matches_a_log_domain_sinkhorn_loop_and_pot(reg, same
     assert result.costs[0] == pytest.approx(float(pot), abs=1e-9)
 
 
-def test_one_cloud_started_at_zero_reaches_the_solution_from_the_exact_duals():
-    x, _ = clouds(30, 30, seed=4)
-    ours = transport(x, x.copy(), baryscore.REGULARISATIONS, tolerance=1e-12)
-    cost, mass = ot.dist(x, x), np.full(30, 1 / 30)
-    potential = np.asarray(ot.emd2(mass, mass, cost, log=True)[1]["v"])
-    problem = Problem(mass, mass, cost)
+@pytest.mark.parametrize("same", [True, False], ids=["one-cloud", "two-clouds"])
+def test_equal_sizes_start_elsewhere_and_reach_the_solution_from_the_exact_duals(same):
+    """n = m starts at g = 0 (one cloud) or between two dual vertices (two clouds), not at POT's duals."""
+    x, y = clouds(30, 30, seed=4)
+    y = x.copy() if same else y
+    ours = transport(x, y, baryscore.REGULARISATIONS, tolerance=1e-12)
+    cost, mass = ot.dist(x, y), np.full(30, 1 / 30)
+    exact, log = ot.emd2(mass, mass, cost, log=True)
+    start = start_potential(x, y, mass, mass, cost, log["v"])
+    assert np.array_equal(start, np.zeros(30)) if same else not np.allclose(start, log["v"])
+    potential, problem = np.asarray(log["v"]), Problem(mass, mass, cost)
     for index in np.argsort(baryscore.REGULARISATIONS):
         potential, expected, _, error = problem.entropic(baryscore.REGULARISATIONS[index], potential, 1e-12, 100)
         assert error <= 1e-12
         assert ours.costs[index] == pytest.approx(expected, abs=1e-10)
-    assert ours.exact == pytest.approx(0, abs=1e-15)
+    assert ours.exact == pytest.approx(exact, abs=1e-15)
 
 
 def test_small_regularisation_is_stable_and_within_its_bound_of_the_exact_cost():

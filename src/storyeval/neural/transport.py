@@ -61,12 +61,7 @@ def transport(x: np.ndarray, y: np.ndarray, regularisations: Sequence[float], to
     cost = ot.dist(x, y)
     a, b = np.full(len(x), 1.0 / len(x)), np.full(len(y), 1.0 / len(y))
     exact, log = ot.emd2(a, b, cost, log=True)
-    # The same cloud on both sides (BaryScore's human rows): by symmetry the entropic potentials are equal,
-    # f = g, and near-constant at small eps, so g = 0 starts next to them; POT's exact duals are a vertex of
-    # the degenerate assignment's dual face, eps-units away (measured at 512 tokens: 235 -> 92 ms for the 7
-    # regularisations, costs within 4e-10, the tolerance's scale).
-    same = x.shape == y.shape and np.array_equal(x, y)
-    potential = np.zeros(len(y)) if same else np.asarray(log["v"], dtype=np.float64)
+    potential = start_potential(x, y, a, b, cost, np.asarray(log["v"], dtype=np.float64))
     problem = Problem(a, b, cost)
     order = np.argsort(regularisations, kind="stable")
     costs, objectives, errors = (np.empty(len(order)) for _ in range(3))
@@ -74,6 +69,27 @@ def transport(x: np.ndarray, y: np.ndarray, regularisations: Sequence[float], to
         potential, costs[index], objectives[index], errors[index] = problem.entropic(
             float(regularisations[index]), potential, tolerance, max_steps)
     return Transport(float(exact), costs, objectives, errors)
+
+
+def start_potential(x: np.ndarray, y: np.ndarray, a: np.ndarray, b: np.ndarray, cost: np.ndarray,
+                    exact_dual: np.ndarray) -> np.ndarray:
+    """Where Newton starts at the smallest eps: POT's exact dual potential, except for n = m (uniform masses:
+    an assignment, whose dual optimum is a degenerate face and POT's duals one vertex of it, eps-units from
+    the entropic potentials; each Newton step there gains ~1 eps-unit, the marginal error falling ~3x).
+    - the same cloud on both sides (BaryScore's human rows): by symmetry the entropic potentials are equal,
+      f = g, and near-constant at small eps, so g = 0 (measured at 512 tokens: 235 -> 92 ms for the 7
+      regularisations);
+    - two clouds of the same size: the midpoint of two vertices, POT's and the transposed problem's
+      (measured on 4 real 512 x 512 pairs: 49-55 -> 34-39 Newton steps, 220 -> 180 ms with the second EMD).
+    Costs agree with those from POT's vertex to the tolerance's scale (4e-10 on real pairs)."""
+    import ot
+
+    if len(x) != len(y):
+        return exact_dual
+    if np.array_equal(x, y):
+        return np.zeros(len(y))
+    transposed = ot.emd2(b, a, np.ascontiguousarray(cost.T), log=True)[1]["u"]
+    return (exact_dual + np.asarray(transposed, dtype=np.float64)) / 2
 
 
 class Problem:
