@@ -26,7 +26,8 @@ Identity: with the same weights on both sides (`idf="pooled"`, one idf over both
 story = reference gives W = 0 (to 1e-15) and SD-divergence = 0; with per-side idf the human row's two
 barycenters differ by the two idf tables. Speed: each distinct (text, side) barycenter is computed once
 per reference group (the library rebuilt both per pair), with the certified sparse solver of
-`storyeval.neural.ot`, and the transports with `storyeval.neural.transport`; groups run over `processes` worker processes.
+`storyeval.neural.ot`, and the transports with `storyeval.neural.transport`; groups run over `processes`
+worker processes, largest first.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ from storyeval.metrics.base import check_texts, describe, scores_frame
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer
 from storyeval.neural.ot import INITS, SOLVERS, barycenter
 from storyeval.neural.transport import transport, warn_unconverged
-from storyeval.neural.parallel import parallel_map
+from storyeval.neural.parallel import map_reference_groups
 
 NAME = "baryscore"
 NEEDS = frozenset({"reference"})
@@ -161,29 +162,24 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int]
     settings = Settings(tuple(float(reg) for reg in regularisations), sinkhorn, solver, init, int(max_iterations),
                         float(stop_threshold), float(tolerance))
     shared = story_idf is reference_idf  # same weights on both sides: one barycenter per text
-    stories = texts["story"].to_numpy()
-    groups = texts.groupby("reference", sort=False).indices
-    # Largest groups first (work grows with the tokens squared): the last jobs are then the short ones, and
-    # no worker sits idle while another finishes a long one. Results go back to their rows.
-    work = {reference: sum(len(cache.get(text).input_ids) ** 2 for text in {reference, *stories[rows]})
-            for reference, rows in groups.items()}
-    groups = dict(sorted(groups.items(), key=lambda group: -work[group[0]]))
 
-    def jobs():
-        for reference, rows in groups.items():
-            reference_key = (reference, "shared" if shared else "reference")
-            measures = {reference_key: measure(cache, reference, layers, reference_idf)}
-            pairs = []
-            for story in stories[rows]:
-                story_key = (story, "shared" if shared else "story")
-                if story_key not in measures:
-                    measures[story_key] = measure(cache, story, layers, story_idf)
-                pairs.append((reference_key, story_key))
-            yield measures, pairs, settings
+    def group_job(reference, stories):
+        reference_key = (reference, "shared" if shared else "reference")
+        measures = {reference_key: measure(cache, reference, layers, reference_idf)}
+        pairs = []
+        for story in stories:
+            story_key = (story, "shared" if shared else "story")
+            if story_key not in measures:
+                measures[story_key] = measure(cache, story, layers, story_idf)
+            pairs.append((reference_key, story_key))
+        return measures, pairs, settings
 
-    values = np.empty((len(texts), len(regularisations) + 2))
-    for rows, block in zip(groups.values(), parallel_map(score_group, jobs(), processes)):
-        values[rows] = block
+    def largest_first(reference, stories):
+        """Work grows with the tokens squared: the last jobs are then the short ones, and no worker sits idle
+        while another finishes a long one."""
+        return -sum(len(cache.get(text).input_ids) ** 2 for text in {reference, *stories})
+
+    values = map_reference_groups(score_group, texts, group_job, processes, largest_first)
     warn_unconverged(NAME, values[:, -1], tolerance)
     return scores_frame(texts["story_id"], dict(zip(columns(regularisations), values[:, :-1].T)))
 

@@ -36,7 +36,7 @@ from numba import njit
 from storyeval.errors import InputError
 from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
 from storyeval.neural.embeddings import EmbeddingCache, require_texts, resolve_layer
-from storyeval.neural.parallel import parallel_map
+from storyeval.neural.parallel import map_reference_groups
 
 NAME = "depthscore"
 NEEDS = frozenset({"reference"})
@@ -161,17 +161,12 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = N
     layer = resolve_layer(cache, layer, NAME)
     require_texts(cache, required_texts(texts), NAME)
     settings = Settings(float(p), float(eps), int(n_alpha), int(n_directions), int(seed))
-    groups = texts.groupby("reference", sort=False).indices
-    stories = texts["story"].to_numpy()
 
-    def jobs():
-        for reference, rows in groups.items():
-            yield ((reference, cache.get(reference).layers[layer]),
-                   [(stories[row], cache.get(stories[row]).layers[layer]) for row in rows], settings)
+    def group_job(reference, stories):
+        return ((reference, cache.get(reference).layers[layer]),
+                [(story, cache.get(story).layers[layer]) for story in stories], settings)
 
-    values = np.empty(len(texts))
-    for rows, scores in zip(groups.values(), parallel_map(score_group, jobs(), processes)):
-        values[rows] = scores
+    values = map_reference_groups(score_group, texts, group_job, processes)
     warn_count(NAME, texts, int(np.isnan(values).sum()),
                "have no DepthScore (the story's depth regions reach further in every direction; NaN, as the library)")
     return scores_frame(texts["story_id"], {"depthscore": values})

@@ -37,7 +37,7 @@ import pandas as pd
 
 from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer, unit_rows
-from storyeval.neural.parallel import parallel_map
+from storyeval.neural.parallel import map_reference_groups
 
 NAME = "moverscore"
 NEEDS = frozenset({"reference"})
@@ -88,17 +88,12 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = N
     stops = frozenset(stop_words)
     story_idf = idf_weights(cache, list(texts["story"])) if idf else None
     reference_idf = idf_weights(cache, list(texts["reference"])) if idf else None
-    groups = texts.groupby("reference", sort=False).indices
-    stories = texts["story"].to_numpy()
 
-    def jobs():  # one per reference: a group's texts are read and sent once, drawn lazily
-        for reference, rows in groups.items():
-            yield (mass(cache, reference, layer, reference_idf, stops),
-                   [mass(cache, story, layer, story_idf, stops) for story in stories[rows]])
+    def group_job(reference, stories):  # a group's texts are read and sent once
+        return (mass(cache, reference, layer, reference_idf, stops),
+                [mass(cache, story, layer, story_idf, stops) for story in stories])
 
-    scores = np.empty(len(texts))
-    for rows, block in zip(groups.values(), parallel_map(score_group, jobs(), processes)):
-        scores[rows] = block
+    scores = map_reference_groups(score_group, texts, group_job, processes)
     warn_count(NAME, texts, int(np.isnan(scores).sum()), "keep no token after dropping word pieces, punctuation and "
                "stop words (or have idf 0 everywhere); score NaN")
     return scores_frame(texts["story_id"], {"moverscore": scores})

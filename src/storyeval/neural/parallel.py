@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import numpy as np
+
 
 def one_blas_thread():
     """Limit every loaded BLAS to one thread; POT and scipy.linalg are imported first, since a BLAS library
@@ -46,3 +48,21 @@ def parallel_map(function: Callable, jobs: Iterable, processes: int = 1) -> list
             futures.append(pool.submit(function, job))
             unfinished.add(futures[-1])
         return [future.result() for future in futures]
+
+
+def map_reference_groups(function: Callable, texts, group_job: Callable, processes: int = 1,
+                         order: Callable | None = None) -> np.ndarray:
+    """`function(group_job(reference, stories))` for each reference's rows of `texts` (a story table), over
+    `processes` workers (`parallel_map`); its results, one value or row per story, placed back at those rows.
+    `order(reference, stories)`: a sort key for the order the groups are handed out (default: as they come)."""
+    groups = texts.groupby("reference", sort=False).indices
+    stories = texts["story"].to_numpy()
+    references = list(groups)
+    if order is not None:
+        references.sort(key=lambda reference: order(reference, stories[groups[reference]]))
+    blocks = parallel_map(function, (group_job(reference, stories[groups[reference]]) for reference in references),
+                          processes)
+    values = np.full((len(texts), *np.shape(blocks[0])[1:]) if blocks else len(texts), np.nan)
+    for reference, block in zip(references, blocks):
+        values[groups[reference]] = block
+    return values
