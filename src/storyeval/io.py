@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 import json
-
 import logging
 import os
 import sys
@@ -49,14 +49,30 @@ def read_table(path: str | Path, required: list[str]) -> pd.DataFrame:
 
 
 def log_to(path: str | Path | None) -> logging.Logger:
-    """Logger for a workflow script: to the rule's log file, or stderr when run by hand."""
+    """Logger for a workflow script: to the rule's log file, or stderr when run by hand.
+
+    The one logging entry point of every workflow script. It also installs an exception hook, so a job that
+    fails leaves its exception and traceback in its own log (Snakemake points users there), while the console
+    gets one line: an `InputError` is the user's to fix and its message says how; anything else is a bug
+    whose traceback is in the log."""
     logger = logging.getLogger("storyeval")
     logger.setLevel(logging.INFO)
     logger.handlers.clear()
     handler = logging.FileHandler(path, mode="w") if path else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
     logger.addHandler(handler)
+    if path:
+        sys.excepthook = functools.partial(log_failure, logger, str(path))
     return logger
+
+
+def log_failure(logger: logging.Logger, path: str, kind, error, trace) -> None:
+    """sys.excepthook of a workflow script (see `log_to`): traceback to the log, one line to the console."""
+    logger.error("failed: %s: %s", kind.__name__, error, exc_info=(kind, error, trace))
+    for handler in logger.handlers:
+        handler.flush()
+    what = str(error) if isinstance(error, InputError) else f"{kind.__name__}: {error}"
+    print(f"storyeval: {what} (traceback in {path})", file=sys.stderr)
 
 
 SAFETENSORS_METADATA_KEY = "storyeval"  # the JSON header storyeval writes into its safetensors files
