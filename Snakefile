@@ -20,6 +20,10 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/localrules.smk"
 
 
+onstart:
+    say_startup_notes()
+
+
 rule all:
     input:
         all_targets(),

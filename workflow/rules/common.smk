@@ -9,22 +9,40 @@ from snakemake.utils import validate
 
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the package, also without `pip install -e`
 
-from storyeval.data.fetch import find_in_mirrors, reachable, sha256sum, verify
-from storyeval.data.registry import build_registry, is_metric_label, resolve_metrics
-from storyeval.config import check_config
+from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, sha256sum
+from storyeval.data.hanna import released_registry
+from storyeval.data.registry import resolve_metrics
+from storyeval.config import KIND_COLUMNS, ConfigSources, check_config, check_consistency
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
 
-try:
-    check_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
-except InputError as error:
-    raise WorkflowError(str(error)) from None
+
+def startup_check(check, *args):
+    """Run a package check before any job; its InputError becomes Snakemake's one-line start-up error."""
+    try:
+        return check(*args)
+    except InputError as error:
+        raise WorkflowError(str(error)) from None
+
+
+# Where each config key came from (config.yaml, a --configfile, or --config), for the errors below.
+CONFIG_SOURCES = ConfigSources.from_workflow(workflow.configfiles, workflow.overwrite_configfiles,
+                                             workflow.config_settings.config)
+startup_check(check_config, config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", CONFIG_SOURCES)
 validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
+startup_check(check_consistency, config, CONFIG_SOURCES)
 
 CORE_ENV = "../../envs/core.yaml"
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
 SOURCES = {"hanna": config["hanna"], "storyer": config["storyer"]}
+RECORDED = f"{RESOURCES}/recorded-checksums.tsv"  # sha256 of files pinned with sha256: null, at first download
+STARTUP_NOTES = []  # said once when a run starts (onstart), not on every parse (-n, --lint, cluster jobs)
+
+
+def say_startup_notes():
+    for note in filter(None, STARTUP_NOTES):
+        logger.info(f"storyeval: {note}")
 
 
 def mirrors(source):
@@ -63,8 +81,8 @@ def annotations_available():
         return True
     if config["data"]["allow_download"] and reachable(pinned_url("hanna", "annotations")):
         return True
-    logger.warning(
-        f"storyeval: skipping the raw-annotation outputs (hanna text dataset, its computed metrics, worker-id ICC): "
+    STARTUP_NOTES.append(
+        f"skipping the raw-annotation outputs (hanna text dataset, its computed metrics, worker-id ICC): "
         f"{name} is in no mirror ({', '.join(mirrors('hanna')) or 'none'}) and {pinned_url('hanna', 'annotations')} "
         f"is unreachable; to use it, download that URL into "
         f"{mirrors('hanna')[0] if mirrors('hanna') else 'a directory listed in data.mirrors.hanna'}"
@@ -72,61 +90,18 @@ def annotations_available():
     return False
 
 
-def released_registry():
-    """Metric registry from the header of the released score file, when it is at hand before the run."""
-    name = HANNA["files"]["scores"]["path"]
-    local = Path(hanna_path("scores"))
-    source = local if local.is_file() else find_in_mirrors(name, mirrors("hanna"))
-    if source is None:
-        return None
-    with open(source, encoding="utf-8") as handle:
-        header = handle.readline().rstrip("\n").split(",")
-    return build_registry([column for column in header if is_metric_label(column)], str(source))
-
-
 def check_metric_names():
-    """Stop before any job when config names a metric the registry does not know."""
-    registry = released_registry()
-    if registry is None:
+    """Stop before any job when config names a metric the registry (the verified released file's header) lacks."""
+    scores = VERIFIED.get(("hanna", "scores"))
+    if scores is None:
         return  # validated again by the rules once the file is fetched
-    lists = {
+    registry = startup_check(released_registry, scores)
+    for key, names in {
         "figures.representative_metrics": config["figures"]["representative_metrics"],
         "stats.topk.metrics": config["stats"]["topk"]["metrics"],
         "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
-    }
-    try:
-        for key, names in lists.items():
-            resolve_metrics(names, registry, f"config.yaml {key}")
-    except InputError as error:
-        raise WorkflowError(str(error)) from None
-
-
-# Text columns each dataset kind provides (a metric needs a subset of them).
-KIND_COLUMNS = {"hanna-annotations": {"story", "prompt", "reference"}, "hanna-llm": {"story", "prompt", "reference"},
-                "storyer": {"story"}}
-
-
-def check_datasets():
-    """Every dataset's metrics exist, fit the dataset, and get only parameters their compute() accepts."""
-    for name, dataset in config["datasets"].items():
-        source, key = dataset["file"].split("/")
-        if key not in SOURCES[source]["files"]:
-            raise WorkflowError(f"config.yaml datasets.{name}.file: no pinned file {key!r} under {source}.files; fix: add it or correct the key")
-        for metric in dataset["metrics"]:
-            if metric not in catalog.CATALOG:
-                raise WorkflowError(f"config.yaml datasets.{name}.metrics: unknown metric {metric!r}; fix: use one of {', '.join(catalog.CATALOG)}")
-            if not catalog.applicable(metric, KIND_COLUMNS[dataset["kind"]]):
-                raise WorkflowError(
-                    f"config.yaml datasets.{name}.metrics: {metric} needs {sorted(catalog.entry(metric).needs)}, "
-                    f"which a {dataset['kind']} dataset lacks; fix: remove it from that dataset"
-                )
-    for metric, params in config["metric_params"].items():
-        if metric not in catalog.CATALOG:
-            raise WorkflowError(f"config.yaml metric_params: unknown metric {metric!r}; fix: use one of {', '.join(catalog.CATALOG)}")
-        accepted = catalog.parameters(metric)
-        unknown = sorted(set(params) - accepted)
-        if unknown:
-            raise WorkflowError(f"config.yaml metric_params.{metric}: unknown parameter(s) {unknown}; fix: use {sorted(accepted)}")
+    }.items():
+        startup_check(resolve_metrics, names, registry, f"{CONFIG_SOURCES.origin(key)} {key}")
 
 
 def required_files():
@@ -139,31 +114,31 @@ def required_files():
     return list(dict.fromkeys(files))
 
 
+VERIFIED = {}  # (source, key) -> the local copy checked against its sha256 this run, None: to be downloaded
+
+
 def check_sources(files):
-    """Before any job: every needed (source, key) file is fetched already, or in a mirror with the pinned checksum,
-    or downloadable. A wrong checksum or an unreachable file stops the run with one line."""
+    """Before any job: each (source, key) file's local copy (fetched into resources/, else a mirror's) matches
+    its pinned or recorded sha256, or the file is downloadable. One line per problem, before anything parses."""
     for source, key in files:
-        entry = SOURCES[source]["files"][key]
-        name = Path(entry["path"]).name
-        if Path(pinned_path(source, key)).is_file():
+        if (source, key) in VERIFIED:
             continue
-        local = find_in_mirrors(name, mirrors(source))
-        try:
-            if local is not None:
-                verify(local, entry["sha256"], str(local))
-            elif not (config["data"]["allow_download"] and reachable(pinned_url(source, key))):
-                raise InputError(
-                    f"{name}: in no mirror ({', '.join(mirrors(source)) or 'none configured'}) and "
-                    f"{pinned_url(source, key)} is unreachable or downloads are off; fix: put the file in a "
-                    f"directory listed under data.mirrors.{source}, or run where that URL answers"
-                )
-        except InputError as error:
-            raise WorkflowError(str(error)) from None
+        local = startup_check(local_copy, pinned_path(source, key), mirrors(source),
+                              SOURCES[source]["files"][key]["sha256"], RECORDED)
+        if local is None and not (config["data"]["allow_download"] and reachable(pinned_url(source, key))):
+            name = Path(SOURCES[source]["files"][key]["path"]).name
+            raise WorkflowError(
+                f"{name}: in no mirror ({', '.join(mirrors(source)) or 'none configured'}) and "
+                f"{pinned_url(source, key)} is unreachable or downloads are off; fix: put the file in a "
+                f"directory listed under data.mirrors.{source}, or run where that URL answers"
+            )
+        VERIFIED[(source, key)] = local
 
 
+# Every copy already fetched is read by some rule: all are verified on every start (a few ms for the ~10 MB).
+check_sources([(source, key) for source in SOURCES for key in SOURCES[source]["files"]
+               if Path(pinned_path(source, key)).is_file()] + required_files())
 check_metric_names()
-check_datasets()
-check_sources(required_files())
 USE_ANNOTATIONS = annotations_available()
 TEXT_DATASETS = [name for name in config["datasets"] if name != "hanna" or USE_ANNOTATIONS]
 DATASETS = list(dict.fromkeys(["hanna", *TEXT_DATASETS]))

@@ -59,4 +59,4 @@ rule neural_metric:
         "../scripts/neural_metric.py"
 
 
-report_disabled()
+STARTUP_NOTES.append(disabled_note())

@@ -160,13 +160,15 @@ def enabled_metrics(dataset):
     return [metric for metric in config["datasets"][dataset]["metrics"] if metric not in MODELLED or neural_model(metric)]
 
 
-def report_disabled():
-    """One log line per metric whose model role is not configured."""
+def disabled_note():
+    """One start-up line naming the metrics whose model role is not configured, or None."""
+    roles = {}
     for metric in MODELLED:
-        datasets = [name for name in TEXT_DATASETS if metric in config["datasets"][name]["metrics"]]
-        if datasets and not neural_model(metric):
-            logger.info(f"storyeval: {metric} disabled ({', '.join(datasets)}): models.{catalog.entry(metric).resource[1]} "
-                        "is null, no offline model; config/paper.yaml sets one")
+        if not neural_model(metric) and any(metric in config["datasets"][name]["metrics"] for name in TEXT_DATASETS):
+            roles.setdefault(catalog.entry(metric).resource[1], []).append(metric)
+    if roles:
+        listed = "; ".join(f"{', '.join(metrics)} (models.{role})" for role, metrics in roles.items())
+        return f"disabled, no offline model for their role (config/paper.yaml sets them): {listed}"
 
 
 def neural_inputs(wildcards):
