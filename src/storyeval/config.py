@@ -1,23 +1,172 @@
-"""Config validation with one readable line per problem (the key path and the fix)."""
+"""Config validation with one readable line per problem: the file the key came from, the key path, the fix.
+
+Snakemake builds the config from the Snakefile's `configfile:` (config.yaml), then each `--configfile` in the
+order given, then `--config` values, each overriding the last (snakemake.workflow.Workflow.configfile); a
+key's origin is the last of these sources that sets it. `check_config` applies the JSON schema (one key at a
+time); `check_consistency` the constraints between keys that a schema cannot state.
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import jsonschema
 import yaml
 
 from storyeval.errors import InputError
+from storyeval.metrics import catalog
+
+# Text columns each dataset kind provides (a metric needs a subset of them), and the file type its loader reads.
+KIND_COLUMNS = {"hanna-annotations": {"story", "prompt", "reference"}, "hanna-llm": {"story", "prompt", "reference"},
+                "storyer": {"story"}}
+KIND_SUFFIX = {"hanna-annotations": ".csv", "hanna-llm": ".csv", "storyer": ".pkl"}
+SOURCES = ("hanna", "storyer")
 
 
-def check_config(config: dict, schema_path: str | Path) -> None:
-    """Raise InputError naming the first offending key of `config` against the JSON schema."""
+@dataclass(frozen=True)
+class ConfigSources:
+    """The config's sources, lowest precedence first: config files, then the `--config` values."""
+
+    files: tuple[str, ...] = ("config.yaml",)
+    values: Mapping = field(default_factory=dict)
+
+    @classmethod
+    def from_workflow(cls, configfiles: Sequence, cli_configfiles: Sequence, cli_values: Mapping) -> ConfigSources:
+        """From Snakemake's `workflow.configfiles` (command-line files first, then the Snakefile's),
+        `workflow.overwrite_configfiles` (the command-line ones) and `workflow.config_settings.config`."""
+        given = [Path(file).absolute() for file in cli_configfiles]
+        directive = [file for file in configfiles if Path(file).absolute() not in given]
+        return cls(tuple(shown(file) for file in [*directive, *given]), dict(cli_values or {}))
+
+    @cached_property
+    def layers(self) -> list[tuple[str, Mapping]]:
+        """(name, content) per source; files are read only when a problem needs its origin (Snakemake has
+        read them already: one that is unreadable now counts as setting nothing)."""
+        return [(name, read_yaml(name)) for name in self.files] + ([("--config", self.values)] if self.values else [])
+
+    def origin(self, *keys: str) -> str:
+        """The last source that sets any of the dotted `keys` ('stats.topk.k_min'), else the last config file."""
+        for name, content in reversed(self.layers):
+            if any(sets(content, key.split(".")) for key in keys):
+                return name
+        return self.files[-1] if self.files else "--config"
+
+    def refuse(self, key: str, what: str, fix: str, *related: str) -> InputError:
+        """The one-line error about `key` (and the `related` keys whose values conflict with it)."""
+        return InputError(f"{self.origin(key, *related)} {key}: {what}; fix: {fix}")
+
+
+def read_yaml(path: str | Path) -> Mapping:
+    try:
+        content = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return content if isinstance(content, Mapping) else {}
+
+
+def shown(file: str | Path) -> str:
+    """A config file's name as the user knows it: relative to the working directory when inside it."""
+    relative = os.path.relpath(file)
+    return str(file) if relative.startswith("..") else relative
+
+
+def sets(content: object, parts: list[str]) -> bool:
+    """Whether a config mapping sets the key path `parts` (a list value sets every index below it)."""
+    for part in parts:
+        if isinstance(content, list) and part.isdigit():
+            return True
+        if not (isinstance(content, Mapping) and part in content):
+            return False
+        content = content[part]
+    return True
+
+
+def check_config(config: dict, schema_path: str | Path, sources: ConfigSources = ConfigSources()) -> None:
+    """Raise InputError naming the first offending key of `config` against the JSON schema, and its file."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
-    if error is not None:
-        where = ".".join(str(part) for part in error.absolute_path) or "<top level>"
-        raise InputError(
-            f"config rejected at {where}: {error.message}; fix: correct or remove that key "
-            f"(every key, its meaning and default are in {Path(schema_path).name})"
-        )
+    if error is None:
+        return
+    parts = [str(part) for part in error.absolute_path]
+    if error.validator == "additionalProperties":  # name the unexpected key itself, not its parent
+        parts.append(next(key for key in error.instance if key not in error.schema.get("properties", {})))
+    raise sources.refuse(
+        ".".join(parts) or "<top level>", f"config rejected, {error.message}",
+        f"correct or remove that key (every key, its meaning and default are in {Path(schema_path).name})",
+    )
+
+
+def check_consistency(config: Mapping, sources: ConfigSources = ConfigSources()) -> None:
+    """Constraints between keys, on a config whose defaults the schema has filled; the first broken one
+    raises InputError naming the key, its file and the fix."""
+    topk = config["stats"]["topk"]
+    if topk["k_min"] > topk["k_max"]:
+        raise sources.refuse("stats.topk.k_min", f"{topk['k_min']} is larger than stats.topk.k_max ({topk['k_max']})",
+                             "set k_min <= k_max (Fig. 8 draws k from k_max down to k_min)", "stats.topk.k_max")
+    embedding = config["embedding"]
+    if embedding["stride"] is not None and embedding["policy"] != "sliding":
+        raise sources.refuse("embedding.stride", f"set, but embedding.policy is {embedding['policy']}",
+                             "set stride: null, or policy: sliding", "embedding.policy")
+    if None not in (embedding["stride"], embedding["max_length"]) and embedding["stride"] >= embedding["max_length"]:
+        raise sources.refuse("embedding.stride", f"{embedding['stride']} is not below embedding.max_length "
+                             f"({embedding['max_length']})", "use a stride (window overlap) below max_length",
+                             "embedding.max_length")
+    unknown = sorted(set(config["data"]["mirrors"]) - set(SOURCES))
+    if unknown:
+        raise sources.refuse(f"data.mirrors.{unknown[0]}", "not a data source, its mirrors are never searched",
+                             f"use one of {', '.join(SOURCES)}")
+    check_model_names(config, sources)
+    check_datasets(config, sources)
+
+
+def check_model_names(config: Mapping, sources: ConfigSources) -> None:
+    """One name, one model: names are part of output paths, and the rules find a model by its name."""
+    models = {f"models.{role}": model for role, model in config["models"].items()}
+    models["storyer_evaluator.reasons.seq2seq"] = config["storyer_evaluator"]["reasons"]["seq2seq"]
+    first = {}
+    for key, model in models.items():
+        if not model:
+            continue
+        other = first.setdefault(model["name"], key)
+        if other != key and (models[other]["path"], models[other].get("layers")) != (model["path"], model.get("layers")):
+            raise sources.refuse(f"{key}.name", f"{model['name']!r} also names {other}, a different model (path or "
+                                 "layers)", "give each different model its own name", f"{other}.name")
+
+
+def check_datasets(config: Mapping, sources: ConfigSources) -> None:
+    """Every dataset reads a pinned file of its kind, its metrics exist and fit it, and metric_params name
+    only parameters their compute() accepts."""
+    for name, dataset in config["datasets"].items():
+        key = f"datasets.{name}"
+        source, file = dataset["file"].split("/")
+        pinned = config[source]["files"].get(file)
+        if pinned is None:
+            raise sources.refuse(f"{key}.file", f"no pinned file {file!r} under {source}.files",
+                                 "add it or correct the key")
+        if Path(pinned["path"]).suffix != KIND_SUFFIX[dataset["kind"]]:
+            raise sources.refuse(f"{key}.file", f"{dataset['file']} is {pinned['path']}, but a {dataset['kind']} "
+                                 f"dataset reads a {KIND_SUFFIX[dataset['kind']]} file",
+                                 "point file at a file of that kind or change kind", f"{key}.kind")
+        if name == "hanna" and dataset["kind"] != "hanna-annotations":
+            raise sources.refuse(f"{key}.kind", f"{dataset['kind']}, but results/hanna holds HANNA's released "
+                                 "scores, whose stories only the raw annotations match",
+                                 "use kind hanna-annotations, or rename the dataset")
+        for metric in dataset["metrics"]:
+            if metric not in catalog.CATALOG:
+                raise sources.refuse(f"{key}.metrics", f"unknown metric {metric!r}",
+                                     f"use one of {', '.join(catalog.CATALOG)}")
+            if not catalog.applicable(metric, KIND_COLUMNS[dataset["kind"]]):
+                raise sources.refuse(f"{key}.metrics", f"{metric} needs {sorted(catalog.entry(metric).needs)}, "
+                                     f"which a {dataset['kind']} dataset lacks", "remove it from that dataset")
+    for metric, params in config["metric_params"].items():
+        if metric not in catalog.CATALOG:
+            raise sources.refuse(f"metric_params.{metric}", "unknown metric", f"use one of {', '.join(catalog.CATALOG)}")
+        accepted = catalog.parameters(metric)
+        unknown = sorted(set(params) - accepted)
+        if unknown:
+            raise sources.refuse(f"metric_params.{metric}", f"unknown parameter(s) {unknown}", f"use {sorted(accepted)}")

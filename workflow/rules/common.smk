@@ -32,6 +32,12 @@ startup_check(check_config, config, Path(workflow.basedir) / "workflow/schemas/c
 validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
 startup_check(check_consistency, config, CONFIG_SOURCES)
 
+
+def config_key(key):
+    """How start-up errors name a config key: `<file that set it, or --config> <dotted key>`."""
+    return f"{CONFIG_SOURCES.origin(key)} {key}"
+
+
 CORE_ENV = "../../envs/core.yaml"
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
@@ -101,7 +107,7 @@ def check_metric_names():
         "stats.topk.metrics": config["stats"]["topk"]["metrics"],
         "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
     }.items():
-        startup_check(resolve_metrics, names, registry, f"{CONFIG_SOURCES.origin(key)} {key}")
+        startup_check(resolve_metrics, names, registry, config_key(key))
 
 
 def required_files():

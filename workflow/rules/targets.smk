@@ -327,26 +327,26 @@ def check_storyer():
     try:
         training = TrainConfig.from_mapping(STORYER["training"])
     except InputError as error:
-        raise WorkflowError(f"config.yaml storyer_evaluator.training: {error}") from None
+        raise WorkflowError(f"{config_key('storyer_evaluator.training')}: {error}") from None
     for name in ("pairs", "ratings"):
         source, key = storyer_source(name)
         if key not in SOURCES[source]["files"]:
-            raise WorkflowError(f"config.yaml storyer_evaluator.{name}: no pinned file {key!r} under {source}.files; "
+            raise WorkflowError(f"{config_key(f'storyer_evaluator.{name}')}: no pinned file {key!r} under {source}.files; "
                                 "fix: add it or correct the key")
     if training.heldout_share == 0 and evaluation_datasets():
-        raise WorkflowError("config.yaml storyer_evaluator.training.heldout_share is 0: no held-out pairs to evaluate "
+        raise WorkflowError(f"{config_key('storyer_evaluator.training.heldout_share')} is 0: no held-out pairs to evaluate "
                             "on; fix: set it above 0 (default 0.2)")
     if training.use_prompt:
         promptless = [name for name in storyer_datasets() if "prompt" not in KIND_COLUMNS[config["datasets"][name]["kind"]]]
         if promptless:
-            raise WorkflowError(f"config.yaml storyer_evaluator.training.use_prompt: datasets {promptless} have no "
+            raise WorkflowError(f"{config_key('storyer_evaluator.training.use_prompt')}: datasets {promptless} have no "
                                 "prompts to score; fix: remove storyer from their metrics or set use_prompt: false")
     unknown = sorted(set(STORYER["reasons"]["datasets"]) - set(config["datasets"]))
     if unknown:
-        raise WorkflowError(f"config.yaml storyer_evaluator.reasons.datasets: unknown datasets {unknown}; "
+        raise WorkflowError(f"{config_key('storyer_evaluator.reasons.datasets')}: unknown datasets {unknown}; "
                             f"fix: use names under datasets ({', '.join(config['datasets'])})")
     if STORYER["reasons"]["method"] == "generated" and not reasons_seq2seq():
-        raise WorkflowError("config.yaml storyer_evaluator.reasons.method is generated, but no seq2seq model is set; "
+        raise WorkflowError(f"{config_key('storyer_evaluator.reasons.method')} is generated, but no seq2seq model is set; "
                             "fix: set storyer_evaluator.reasons.seq2seq or models.seq2seq, or use method retrieved")
     if storyer_targets():
         check_sources([storyer_source(name) for name in ("pairs", "ratings")])

@@ -8,6 +8,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from storyeval.data.recorded import recorded_checksum
 from storyeval.errors import InputError
 
 CHUNK = 1 << 20
@@ -30,15 +31,40 @@ def find_in_mirrors(name: str, mirrors: list[str | Path]) -> Path | None:
     return None
 
 
-def verify(path: Path, expected: str | None, origin: str) -> str:
+def verify(path: Path, expected: str | None, origin: str,
+           fix: str = "delete it and fetch it again from the pinned URL") -> str:
     """Return the file's sha256; refuse it when it differs from `expected`."""
     actual = sha256sum(path)
     if expected and actual != expected.lower():
         raise InputError(
-            f"{origin}: sha256 {actual} does not match the pinned {expected}; "
-            "the file is corrupt or from another commit: delete it and fetch it again from the pinned URL"
+            f"{origin}: sha256 {actual} does not match the pinned {expected} (the file is corrupt, edited, "
+            f"or from another commit); fix: {fix}"
         )
     return actual
+
+
+def local_copy(fetched: str | Path, mirrors: list[str | Path], pinned: str | None,
+               recorded: str | Path) -> Path | None:
+    """The verified local file of a pinned file: its fetched copy `fetched`, else the first mirror's copy;
+    None when neither exists (the fetch rule downloads and verifies it).
+
+    The expected sha256 is `pinned`, else the one recorded at first download in `recorded`. The fetched copy
+    is checked on every call, not only when fetched: the workflow reads it, and an edit to it would change
+    results without any rule noticing. A fetched copy with no checksum to check against is refused."""
+    fetched = Path(fetched)
+    expected = pinned or recorded_checksum(recorded, fetched.name)
+    if fetched.is_file():
+        if expected is None:
+            raise InputError(f"{fetched}: no sha256 pinned (sha256: null) and none recorded, in {recorded}; "
+                             "fix: delete the file, and the next run fetches it and records its checksum")
+        verify(fetched, expected, str(fetched), "delete it, and the next run fetches it again from a mirror "
+                                                "or the pinned URL")
+        return fetched
+    mirror = find_in_mirrors(fetched.name, mirrors)
+    if mirror is not None:
+        verify(mirror, expected, str(mirror), "replace it with the file at the pinned commit, or remove it "
+                                              "from the mirror")
+    return mirror
 
 
 def fetch(

@@ -6,6 +6,7 @@ list with one value per prompt (prompts 0..N-1).
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import CODES, CRITERIA
+from storyeval.data.csvfile import REFETCH, read_csv_strings
 from storyeval.data.registry import build_registry, is_metric_label, slugify
 from storyeval.errors import InputError
 
@@ -40,24 +42,31 @@ def story_id(prompt_id: int, system: str) -> str:
 
 
 def parse_cell(cell: object, source: str, column: str, system: str) -> np.ndarray:
+    """One released list of finite numbers, one per prompt. A NaN or infinity is refused here: correlations
+    would drop that story silently (scipy) or change the system means, and no released list holds one."""
+    where = f"column {column!r}, system {system!r}"
     text = str(cell).strip()
     if not (text.startswith("[") and text.endswith("]")):
-        raise InputError(
-            f"{source}: column {column!r}, system {system!r}: expected a list literal like '[1.0, 2.0]', "
-            f"got {text[:40]!r}; fix: restore the released file (its checksum is pinned)"
-        )
-    try:
-        return np.array([float(item) for item in text[1:-1].split(",")], dtype=float)
-    except ValueError as error:
-        raise InputError(
-            f"{source}: column {column!r}, system {system!r}: non-numeric value ({error}); "
-            "fix: restore the released file"
-        ) from error
+        what = f"expected a list literal like '[1.0, 2.0]', got {text[:40]!r}" if text else "an empty cell (a cut-off row?)"
+        raise InputError(f"{source}: {what}, {where}; fix: {REFETCH}")
+    items = text[1:-1].split(",")
+    values = np.empty(len(items))
+    for prompt, item in enumerate(items):
+        try:
+            values[prompt] = float(item)
+        except ValueError:
+            raise InputError(f"{source}: non-numeric value {item.strip()[:20]!r}, {where}, prompt {prompt}; "
+                             f"fix: {REFETCH}") from None
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise InputError(f"{source}: non-finite value {values[bad[0]]} ({bad.size} in this list), {where}, "
+                         f"prompt {bad[0]}; fix: {REFETCH}, or replace it by the metric's finite score")
+    return values
 
 
 def read_wide(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     """{column: {system: values per prompt}} with every list of the same length."""
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    frame = read_csv_strings(path)
     source = str(path)
     if SYSTEM_COLUMN not in frame.columns:
         raise InputError(f"{source}: no {SYSTEM_COLUMN!r} column; fix: use HANNA's released score file")
@@ -65,14 +74,15 @@ def read_wide(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     if len(set(systems)) != len(systems):
         raise InputError(f"{source}: column {SYSTEM_COLUMN!r} repeats a system; fix: one row per system")
     columns: dict[str, dict[str, np.ndarray]] = {}
-    lengths = set()
+    length = None
     for column in frame.columns.drop(SYSTEM_COLUMN):
-        columns[column] = {
-            system: parse_cell(cell, source, column, system) for system, cell in zip(systems, frame[column])
-        }
-        lengths.update(len(values) for values in columns[column].values())
-    if len(lengths) != 1:
-        raise InputError(f"{source}: lists have different lengths {sorted(lengths)}; fix: restore the released file")
+        columns[column] = {}
+        for system, cell in zip(systems, frame[column]):
+            values = columns[column][system] = parse_cell(cell, source, column, system)
+            length = len(values) if length is None else length
+            if len(values) != length:
+                raise InputError(f"{source}: a list of {len(values)} values where the lists before have {length}, "
+                                 f"column {column!r}, system {system!r}; fix: {REFETCH}")
     return columns
 
 
@@ -104,6 +114,20 @@ def to_long(columns: dict[str, dict[str, np.ndarray]], names: list[str], key: st
                 value: values,
             }))
     return pd.concat(frames, ignore_index=True)
+
+
+def released_registry(path: str | Path) -> pd.DataFrame:
+    """The metric registry from the header line of a released score file alone (read at workflow start-up,
+    after the file's checksum, so a damaged file is reported as such rather than as an odd header)."""
+    with open(path, "rb") as handle:
+        line = handle.readline()
+    if not line.strip():
+        raise InputError(f"{path}: the file is empty, line 1; fix: {REFETCH}")
+    try:
+        header = next(csv.reader([line.decode("utf-8")]))
+    except UnicodeDecodeError as error:
+        raise InputError(f"{path}: line 1 (byte {error.start}) is not UTF-8 ({error.reason}); fix: {REFETCH}") from None
+    return build_registry([column for column in header if is_metric_label(column)], str(path))
 
 
 def read_released_scores(path: str | Path) -> Released:

@@ -10,13 +10,13 @@ a prompt and a system, so computed scores line up with HANNA's released ones.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from io import StringIO
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from storyeval.criteria import CRITERIA
+from storyeval.data.csvfile import read_csv_strings
 from storyeval.data.hanna import story_id
 from storyeval.errors import InputError
 from storyeval.text.clean import clean_text
@@ -39,17 +39,8 @@ class TextDataset:
 
 
 def read_utf8_csv(path: str | Path, name: str) -> pd.DataFrame:
-    """Read a CSV whose bytes must be UTF-8; a bad byte is reported with its line."""
-    raw = Path(path).read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise InputError(
-            f"dataset {name}: {path} line {line} (byte {error.start}) is not UTF-8 ({error.reason}); "
-            "fix: re-save the file as UTF-8 or fetch the released file again"
-        ) from error
-    return pd.read_csv(StringIO(text), dtype=str, keep_default_na=False)
+    """Read a CSV of strings; an empty, non-UTF-8, damaged or header-only file is one InputError."""
+    return read_csv_strings(path, f"dataset {name}: {path}")
 
 
 def require_columns(frame: pd.DataFrame, columns: list[str], name: str, path: str | Path) -> None:

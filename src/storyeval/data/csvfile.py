@@ -1,0 +1,55 @@
+"""Read a third-party CSV file as strings, refusing a damaged file with one line.
+
+pandas reports an empty file, a stray byte or a cut-off quoted field with a traceback of many lines (or, for a
+file that holds only its header, not at all); here each is one InputError naming the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from storyeval.errors import InputError
+
+REFETCH = "fetch the released file again (delete the copy; the workflow fetches it from a mirror or the pinned URL)"
+
+
+def read_csv_strings(path: str | Path, label: str | None = None, numbers: Iterable[str] = ()) -> pd.DataFrame:
+    """Every cell of the CSV `path` as a string (no NA conversion), except the columns `numbers`, which must
+    hold finite numbers; `label` starts each error (default: the path).
+
+    Refused: an empty file, bytes that are not UTF-8, a file pandas cannot tokenise (e.g. truncated inside a
+    quoted field), a header without data rows, and a missing or non-finite number."""
+    label = label or str(path)
+    raw = Path(path).read_bytes()
+    if not raw.strip():
+        raise InputError(f"{label}: the file is empty, line 1; fix: {REFETCH}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError(
+            f"{label}: line {line} (byte {error.start}) is not UTF-8 ({error.reason}); "
+            "fix: re-save the file as UTF-8 or fetch the released file again"
+        ) from error
+    try:
+        frame = pd.read_csv(StringIO(text), dtype=str, keep_default_na=False)
+    except pd.errors.ParserError as error:
+        reason = " ".join(str(error).split())
+        raise InputError(f"{label}: not a well-formed CSV file, truncated or damaged ({reason}); fix: {REFETCH}") from error
+    if frame.empty:
+        raise InputError(f"{label}: a header and no data rows, line 2; fix: {REFETCH}")
+    for column in numbers:
+        if column not in frame.columns:
+            raise InputError(f"{label}: no column {column!r}, line 1 (the header); fix: {REFETCH}")
+        values = pd.to_numeric(frame[column], errors="coerce")
+        bad = np.flatnonzero(~np.isfinite(values.to_numpy(dtype=float)))
+        if bad.size:
+            raise InputError(f"{label}: {frame[column].iloc[bad[0]]!r} is not a finite number ({bad.size} such "
+                             f"cells), column {column!r}, data row {bad[0] + 1}; fix: {REFETCH}")
+        frame[column] = values
+    return frame
