@@ -209,7 +209,7 @@ def test_metric_equals_the_library_pipeline_with_per_side_idf(swap_idf):
     texts = synthetic_texts()
     cache = synthetic_cache(baryscore.required_texts(texts))
     regs = (1.0, 0.1)
-    scores = baryscore.compute(texts, cache=cache, regularisations=regs, swap_idf=swap_idf)
+    scores = baryscore.compute(texts, cache=cache, idf="per-side", regularisations=regs, swap_idf=swap_idf)
     assert list(scores.columns) == ["baryscore-w", "baryscore-sd-1", "baryscore-sd-0.1"]
     story_idf = manual_idf([cache.get(text).input_ids for text in texts["story"]])
     reference_idf = manual_idf([cache.get(text).input_ids for text in texts["reference"]])
@@ -244,7 +244,7 @@ def test_identity_story_equals_reference():
     assert np.abs(divergence[human]).max() < 1e-12
     assert (divergence[~human] > 0).all()
     # per-side idf: a human story is weighted by the story column's idf, its reference by the reference column's
-    per_side = baryscore.compute(texts, cache=cache).to_numpy()
+    per_side = baryscore.compute(texts, cache=cache, idf="per-side").to_numpy()
     assert (per_side[human, 0] > 1e-3).all()
 
 
@@ -285,7 +285,7 @@ def test_bad_inputs_are_refused():
     texts = synthetic_texts(prompts=1)
     cache = synthetic_cache(baryscore.required_texts(texts))
     with pytest.raises(InputError, match="idf 0"):  # one reference text: every reference token has df = N
-        baryscore.compute(texts, cache=cache)
+        baryscore.compute(texts, cache=cache, idf="per-side")
     with pytest.raises(InputError, match="not in the embedding cache"):
         baryscore.compute(synthetic_texts(prompts=2), cache=cache)
 

@@ -2,10 +2,14 @@
 
 import inspect
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from storyeval.data.registry import slugify
 from storyeval.errors import InputError
@@ -21,17 +25,62 @@ def tiny_table():
     return texts
 
 
-def test_columns_are_slugs_of_released_labels(released):
-    labels = set(released.registry["label"])
-    for name, entry in catalog.CATALOG.items():
-        for column, label in entry.released.items():
-            assert slugify(label) == column
-            assert label in labels, f"{name}: {label!r} is not a HANNA label"
-    covered = {label for entry in catalog.CATALOG.values() if entry.resource is None for label in entry.released.values()}
-    string_metrics = set(released.registry.loc[released.registry["family"] == "string", "label"])
+def test_declared_columns_agree_with_hanna_release(released):
+    """A column HANNA released is declared as HANNA labelled it: slug, label, family, reference, direction."""
+    rows = released.registry.set_index("slug")
+    declared = catalog.registry_rows()
+    hanna = {slug: row for slug, row in declared.items() if slug in rows.index}
+    for slug, (label, reference, family, direction) in hanna.items():
+        assert tuple(rows.loc[slug, ["label", "reference", "family", "direction"]]) == (label, reference, family, direction)
+    assert set(declared) - set(hanna) == {"perplexity", "storyer-preference", *[f"storyer-aspect-{k}" for k in range(1, 11)]}
+    for entry in catalog.CATALOG.values():
+        assert all(slugify(column.label) == slug for slug, column in entry.columns.items() if slug in hanna)
+    covered = {slug for entry in catalog.CATALOG.values() if entry.resource is None for slug in entry.columns}
+    string_metrics = set(rows.index[rows["family"] == "string"])
     assert covered == string_metrics  # the model-free entries: every string-based HANNA metric, nothing else
-    neural = {label for entry in catalog.CATALOG.values() if entry.resource for label in entry.released.values()}
+    neural = {slug for entry in catalog.CATALOG.values() if entry.resource for slug in entry.columns}
     assert neural and not neural & string_metrics
+
+
+def test_a_metric_is_one_module(tmp_path, monkeypatch):
+    """A module of the package that declares NAME and COLUMNS is in the catalog, with its needs and resource."""
+    import storyeval.metrics
+
+    (tmp_path / "wordcount.py").write_text(
+        'from storyeval.metrics.base import columns\nNAME = "wordcount"\nNEEDS = frozenset()\n'
+        'COLUMNS = columns("string", "free", "Word count")\n'
+        'def compute(texts, *, lowercase: bool = False):\n    raise NotImplementedError\n')
+    monkeypatch.setattr(storyeval.metrics, "__path__", [*storyeval.metrics.__path__, str(tmp_path)])
+    found = catalog.discover()
+    assert found["wordcount"].columns["word-count"].label == "Word count" and found["wordcount"].needs == frozenset()
+    assert set(found) - {"wordcount"} == set(catalog.CATALOG)
+    monkeypatch.delitem(sys.modules, "storyeval.metrics.wordcount")
+
+
+def test_defaults_are_written_once():
+    """signature() takes compute()'s defaults; config.yaml sets only what differs (worker processes)."""
+    for name in catalog.CATALOG:
+        module = catalog.load(name)
+        assert all(p.default is p.empty for p in inspect.signature(module.signature).parameters.values())
+    assert catalog.defaults("chrf") == {"char_order": 6, "word_order": 0, "beta": 2}
+    assert catalog.defaults("baryscore")["idf"] == "pooled"  # story = reference scores 0, as the release
+    config = yaml.safe_load((Path(__file__).parents[1] / "config.yaml").read_text())
+    for name, params in config["metric_params"].items():
+        assert set(params) == {"processes"}, f"metric_params.{name} repeats a library default"
+    assert catalog.load("chrf").signature()["parameters"] == catalog.defaults("chrf")
+
+
+def test_directions_come_from_the_modules():
+    assert catalog.direction("baryscore-sd-0.1") == "lower" and catalog.direction("bleu") == "higher"
+    assert catalog.direction("summaqa") == "higher"  # released, computed by no module
+
+
+def test_catalog_imports_no_heavy_library():
+    """The workflow imports every metric module at start-up: torch, numba, transformers, spaCy, scipy wait."""
+    code = ("import sys, storyeval.metrics.catalog; "
+            "print(sorted(m for m in ('torch', 'numba', 'transformers', 'spacy', 'scipy', 'sacrebleu', 'nltk', 'ot') "
+            "if m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize("name", sorted(catalog.CATALOG))
@@ -50,12 +99,11 @@ def test_modules_keep_the_interface(name):
     compute, signature = inspect.signature(module.compute), inspect.signature(module.signature)
     assert not any(p.kind == p.VAR_KEYWORD for p in compute.parameters.values())
     assert list(compute.parameters)[1:] == list(signature.parameters)
-    assert [p.default for p in compute.parameters.values()][1:] == [p.default for p in signature.parameters.values()]
     if entry.resource:  # neural: scored with tiny models and caches in their own test files
         assert list(compute.parameters)[1] in {"cache", "model", "embeddings", "model_file"}
         return
     scores = module.compute(tiny_table())
-    assert list(scores.columns) == list(entry.released) and list(scores.index) == ["a", "b"]
+    assert list(scores.columns) == list(entry.columns) and list(scores.index) == ["a", "b"]
     assert scores.index.name == "story_id" and np.isfinite(scores.to_numpy()).all()
     info = module.signature()
     json.dumps(info)

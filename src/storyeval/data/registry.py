@@ -15,8 +15,6 @@ from storyeval.errors import InputError
 
 REFERENCE_MARKERS = {"Ξ": "based", "¤": "free"}
 FAMILY_MARKERS = {"§": "string", "ε": "embedding", "Δ": "model"}
-# Optimal-transport and information-theoretic distances: lower is better (spec section 4).
-DISTANCE_PREFIXES = ("BaryScore", "DepthScore", "InfoLM")
 # The plain-Sinkhorn release of this column underflowed (values 1e-56..1e-9): flag it.
 DEGENERATE_RELEASED = {"BaryScore-SD-0.001"}
 
@@ -42,6 +40,8 @@ def parse_label(column: str, source: str = "<labels>") -> dict:
             f"{source}: column {column!r} is not a metric label '<name> <Ξ|¤><§|ε|Δ>' nor a known "
             "criterion or rater column; fix: rename it to that pattern or remove it"
         )
+    from storyeval.metrics.catalog import direction  # each metric module declares its columns' direction
+
     name = match["name"]
     return {
         "slug": slugify(name),
@@ -49,7 +49,7 @@ def parse_label(column: str, source: str = "<labels>") -> dict:
         "column": column,
         "reference": REFERENCE_MARKERS[match["ref"]],
         "family": FAMILY_MARKERS[match["family"]],
-        "direction": "lower" if name.startswith(DISTANCE_PREFIXES) else "higher",
+        "direction": direction(slugify(name)),
         "degenerate_release": name in DEGENERATE_RELEASED,
     }
 

@@ -18,12 +18,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame, warn_count
 from storyeval.neural import models
 
 NAME = "bartscore"
 VARIANTS = {"ps": ("prompt", "story"), "sp": ("story", "prompt"), "sh": ("story", "reference"), "hs": ("reference", "story")}
 NEEDS = frozenset({"prompt", "reference"})  # of all variants; `needs(variants)` for a subset
+COLUMNS = {**columns("model", "free", "BARTScore-PS", "BARTScore-SP"), **columns("model", "based", "BARTScore-SH", "BARTScore-HS")}
+RESOURCE = Resource("model", "seq2seq")
 
 
 def needs(variants: Sequence[str]) -> frozenset[str]:
@@ -78,8 +80,9 @@ def compute(texts: pd.DataFrame, *, model: str, variants: Sequence[str] = tuple(
     return scores_frame(texts["story_id"], {f"bartscore-{v}": [score[pair] for pair in pairs[v]] for v in variants})
 
 
-def signature(*, model: str, variants: Sequence[str] = tuple(VARIANTS), max_length: int = 1024, batch_size: int = 4,
-              max_tokens: int = 8192, device: str | None = None) -> dict:
+@defaults_of(compute)
+def signature(*, model: str, variants: Sequence[str], max_length: int, batch_size: int, max_tokens: int,
+              device: str | None) -> dict:
     return describe(NAME, ["torch", "transformers"], {v: f"log p({VARIANTS[v][1]} | {VARIANTS[v][0]})" for v in variants},
                     {"variants": list(variants), "max_length": max_length},
                     model=models.identity(model), tokens="all target ids incl. special tokens, mean over them")

@@ -4,9 +4,11 @@ cache (`storyeval.neural.embeddings`); lower is better (distances).
 Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`, spec section 4):
 - per text, the token vectors (special tokens included) of the last 5 hidden states (`layers`; bert-base:
   8..12 in `config/paper.yaml`, MiniLM: 2..6), L2-normalised, one discrete measure per layer;
-- token weights: idf = log((N+1)/(df+1)) per side, over the story column for stories and the reference
-  column for references (one document per row, as the library's `prepare_idfs` on the pair lists; special
-  tokens occur in every text, so their weight is 0), normalised to sum 1 (`idf="uniform"`: 1 per token);
+- token weights: idf = log((N+1)/(df+1)), normalised to sum 1 (special tokens occur in every text, so their
+  weight is 0). `idf="pooled"` (the default): one table over the story and reference columns, so both
+  sides of a pair are weighted alike and story = reference scores 0 (as the release's human row);
+  `idf="per-side"`: the library's layout, the story column for stories and the reference column for
+  references (one document per row, as its `prepare_idfs` on the pair lists); `idf="uniform"`: 1 per token;
 - per text, the free-support Wasserstein barycenter of its layers (`storyeval.neural.ot.barycenter`: T points
   of mass 1/T, at most `max_iterations` fixed-point steps), started at each token's mean over the layers
   (the library started at zeros, `init="zeros"`, which makes the result hinge on the last bit of the
@@ -39,10 +41,9 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.metrics import base
+from storyeval.metrics.base import Resource, check_texts, defaults_of, describe, scores_frame
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer
-from storyeval.neural.ot import INITS, SOLVERS, barycenter
-from storyeval.neural.transport import transport, warn_unconverged
 from storyeval.neural.parallel import map_reference_groups
 
 NAME = "baryscore"
@@ -51,6 +52,9 @@ REGULARISATIONS = (10, 5, 1, 0.5, 0.1, 0.01, 0.001)
 IDF = ("per-side", "pooled", "uniform")
 SINKHORN = ("cost", "divergence")
 LAST_LAYERS = 5
+COLUMNS = base.columns("embedding", "based", "BaryScore-W", *[f"BaryScore-SD-{reg:g}" for reg in REGULARISATIONS],
+                       direction="lower")
+RESOURCE = Resource("cache", "encoder")
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,9 @@ def measure(cache: EmbeddingCache, text: str, layers: tuple[int, ...], table) ->
 
 def score_group(job) -> np.ndarray:
     """Barycenters of one reference group's measures, then [W, SD..., max marginal error] per pair."""
+    from storyeval.neural.ot import barycenter
+    from storyeval.neural.transport import transport
+
     measures, pairs, settings = job
     centers = {key: barycenter(locations.astype(np.float64), weights, settings.max_iterations,
                                settings.stop_threshold, settings.solver, settings.init)
@@ -139,6 +146,8 @@ def score_group(job) -> np.ndarray:
 
 def check_options(idf: str, sinkhorn: str, solver: str, init: str, regularisations: Sequence[float],
                   max_iterations: int) -> None:
+    from storyeval.neural.ot import INITS, SOLVERS
+
     for name, value, allowed in [("idf", idf, IDF), ("sinkhorn", sinkhorn, SINKHORN), ("solver", solver, SOLVERS),
                                  ("init", init, INITS)]:
         if value not in allowed:
@@ -150,10 +159,12 @@ def check_options(idf: str, sinkhorn: str, solver: str, init: str, regularisatio
         raise InputError(f"metric {NAME}: max_iterations {max_iterations} must be at least 1; fix: 1000 as the library")
 
 
-def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int] | None = None, idf: str = "per-side",
+def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int] | None = None, idf: str = "pooled",
             swap_idf: bool = False, regularisations: Sequence[float] = REGULARISATIONS, sinkhorn: str = "cost",
             solver: str = "certified", init: str = "layer-mean", max_iterations: int = 1000,
             stop_threshold: float = 1e-7, tolerance: float = 1e-9, processes: int = 1) -> pd.DataFrame:
+    from storyeval.neural.transport import warn_unconverged
+
     check_texts(texts, NEEDS, NAME)
     check_options(idf, sinkhorn, solver, init, regularisations, max_iterations)
     layers = chosen_layers(cache, layers)
@@ -184,10 +195,10 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int]
     return scores_frame(texts["story_id"], dict(zip(columns(regularisations), values[:, :-1].T)))
 
 
-def signature(*, cache: EmbeddingCache | dict, layers: Sequence[int] | None = None, idf: str = "per-side",
-              swap_idf: bool = False, regularisations: Sequence[float] = REGULARISATIONS, sinkhorn: str = "cost",
-              solver: str = "certified", init: str = "layer-mean", max_iterations: int = 1000,
-              stop_threshold: float = 1e-7, tolerance: float = 1e-9, processes: int = 1) -> dict:
+@defaults_of(compute)
+def signature(*, cache: EmbeddingCache | dict, layers: Sequence[int] | None, idf: str, swap_idf: bool,
+              regularisations: Sequence[float], sinkhorn: str, solver: str, init: str, max_iterations: int,
+              stop_threshold: float, tolerance: float, processes: int) -> dict:
     encoder = cache.signature if isinstance(cache, EmbeddingCache) else dict(cache)
     top = int(encoder["num_hidden_layers"])
     chosen = list(range(top - LAST_LAYERS + 1, top + 1)) if layers is None else [int(layer) for layer in layers]

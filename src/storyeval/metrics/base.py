@@ -4,35 +4,104 @@ A text table is a DataFrame with columns story_id, prompt_id, system, prompt,
 story, reference (prompt and reference may be NaN where a dataset has none),
 as made by `storyeval.text.datasets`; `texts.attrs["dataset"]` names it.
 
-A metric module exposes
+A metric module declares everything the workflow and the catalog know of it:
 - `NAME`: the metric's name (its catalog key and the name of its score file);
 - `NEEDS`: the text columns besides `story` it reads (set(), {"reference"}, {"prompt"});
+- `COLUMNS`: its score columns at the default parameters, slug -> `Column` (label,
+  family, reference-based or free, direction), made by `columns(...)`;
+- `RESOURCE` (neural metrics only): what it reads besides the texts, `Resource`;
 - `compute(texts, *, <explicit keyword parameters>) -> DataFrame`: index story_id,
-  one float column per variant, named by the variant's slug (`rouge-1-recall`);
-- `signature(*, <the same parameters>) -> dict`: library versions, tokenisation,
-  parameters: everything that changes the numbers.
-Roles (spec sections 1 and 4): the story is the candidate ("summary"), the
+  one float column per variant, named by the variant's slug (`rouge-1-recall`).
+  Its keyword defaults are the defaults of the library and of the workflow (written
+  only here; config.yaml `metric_params` overrides them);
+- `signature(*, <the same parameters, no defaults>) -> dict`, decorated with
+  `@defaults_of(compute)`: library versions, tokenisation, parameters: everything
+  that changes the numbers.
+Module-level imports stay light (numpy, pandas, storyeval): the catalog imports
+every metric module when the workflow starts; torch, numba, transformers, spaCy
+and the like are imported inside functions.
+Roles (SummEval, Fabbri et al. 2021): the story is the candidate ("summary"), the
 reference is the human story, the source is the prompt.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from typing import Protocol
 
 import numpy as np
 import pandas as pd
 
+from storyeval.data.registry import slugify
 from storyeval.errors import InputError
 from storyeval.text.clean import CLEANING
 from storyeval.text.datasets import TEXT_COLUMNS  # noqa: F401  (the text-table layout, re-exported)
 
 
+FAMILIES = ("string", "embedding", "model")  # HANNA's markers: § string-based, ε embedding-based, Δ model-based
+REFERENCE = ("based", "free")  # Ξ reference-based, ¤ reference-free
+DIRECTIONS = ("higher", "lower")  # which end of the scale is better
+
+
+@dataclass(frozen=True)
+class Column:
+    """One score column: display label (HANNA's where it released the column), family, reference-based
+    ("based") or reference-free ("free"), and direction ("lower" for distances)."""
+    label: str
+    family: str
+    reference: str
+    direction: str = "higher"
+
+    def __post_init__(self):
+        for value, allowed in ((self.family, FAMILIES), (self.reference, REFERENCE), (self.direction, DIRECTIONS)):
+            if value not in allowed:
+                raise InputError(f"metric column {self.label!r}: {value!r} is not one of {allowed}; fix: use one of them")
+
+
+@dataclass(frozen=True)
+class Resource:
+    """What a neural metric reads besides the texts: the keyword of compute() that receives it ("cache": the
+    shared token-embedding cache of an encoder; "model": a model; "embeddings": a word-vector file;
+    "model_file": a model file the workflow trains on the role's encoder) and the config role (`models.<role>`)."""
+    keyword: str
+    role: str
+
+
+def columns(family: str, reference: str, *labels: str, direction: str = "higher") -> dict[str, Column]:
+    """Score columns named by the slugs of their labels, all of one kind.
+
+    >>> columns("string", "based", "ROUGE-1 Recall")
+    {'rouge-1-recall': Column(label='ROUGE-1 Recall', family='string', reference='based', direction='higher')}
+    """
+    return {slugify(label): Column(label, family, reference, direction) for label in labels}
+
+
+def keyword_defaults(compute: Callable) -> dict:
+    """The keyword-only parameters of `compute` that have a default, with it."""
+    return {name: parameter.default for name, parameter in inspect.signature(compute).parameters.items()
+            if parameter.kind is parameter.KEYWORD_ONLY and parameter.default is not parameter.empty}
+
+
+def defaults_of(compute: Callable):
+    """Decorate a metric's signature(): parameters a call leaves out take compute()'s defaults, so the
+    defaults are written once."""
+    def decorate(signature: Callable) -> Callable:
+        @functools.wraps(signature)
+        def with_defaults(**params) -> dict:
+            return signature(**(keyword_defaults(compute) | params))
+        return with_defaults
+    return decorate
+
+
 class Metric(Protocol):
     NAME: str
     NEEDS: frozenset[str]
+    COLUMNS: dict[str, Column]
 
     def compute(self, texts: pd.DataFrame, **params) -> pd.DataFrame: ...
 

@@ -20,12 +20,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer, unit_rows
 
 NAME = "bertscore"
 NEEDS = frozenset({"reference"})
-COLUMNS = ("bertscore-precision", "bertscore-recall", "bertscore-f1")
+COLUMNS = columns("embedding", "based", "BERTScore Precision", "BERTScore Recall", "BERTScore F1")
+RESOURCE = Resource("cache", "encoder")
 
 
 def required_texts(texts: pd.DataFrame) -> list[str]:
@@ -67,7 +68,8 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = N
     return scores_frame(texts["story_id"], dict(zip(COLUMNS, (precision, recall, f1))))
 
 
-def signature(*, cache: EmbeddingCache | dict, layer: int | None = None, idf: bool = False) -> dict:
+@defaults_of(compute)
+def signature(*, cache: EmbeddingCache | dict, layer: int | None, idf: bool) -> dict:
     encoder = cache.signature if isinstance(cache, EmbeddingCache) else dict(cache)
     return describe(NAME, ["numpy"], {"candidate": "story", "reference": "reference"},
                     {"layer": int(encoder["num_hidden_layers"]) if layer is None else int(layer), "idf": bool(idf)},

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame
 from storyeval.neural import models
 
 NAME = "blanc"
@@ -53,6 +53,9 @@ VARIANTS = {"blanc-help-ps": ("help", "story", "prompt"), "blanc-tune-ps": ("tun
             "blanc-help-ss": ("help", "prompt", "story"), "blanc-tune-ss": ("tune", "prompt", "story"),
             "blanc-golden": ("golden", "reference", "story")}
 NEEDS = frozenset({"prompt", "reference"})  # of all variants; `needs(variants)` for a subset
+COLUMNS = {**columns("model", "free", "BLANC-Help-PS", "BLANC-Tune-PS", "BLANC-Help-SS", "BLANC-Tune-SS"),
+           **columns("model", "based", "BLANC-Golden")}
+RESOURCE = Resource("model", "masked_lm")
 PIECE = "##"
 
 
@@ -325,8 +328,9 @@ def compute(texts: pd.DataFrame, *, model: str, variants: Sequence[str] = tuple(
     return scores_frame(texts["story_id"], columns)
 
 
-def signature(*, model: str, variants: Sequence[str] = tuple(VARIANTS), golden: str = "tune", seed: int = 1,
-              max_tokens: int = 4096, device: str | None = None, options: dict | None = None) -> dict:
+@defaults_of(compute)
+def signature(*, model: str, variants: Sequence[str], golden: str, seed: int, max_tokens: int,
+              device: str | None, options: dict | None) -> dict:
     return describe(NAME, ["torch", "transformers", "spacy"],
                     {v: f"document = {VARIANTS[v][1]}, summary = {VARIANTS[v][2]}" for v in variants},
                     {"variants": list(variants), "golden": golden, "seed": seed, **asdict(settings_from(options or {}))},

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.metrics.base import check_texts, columns, defaults_of, describe, scores_frame
 
 NAME = "bleu"
 NEEDS = frozenset({"reference"})
+COLUMNS = columns("string", "based", "BLEU")
 
 
 def scorer(tokenize: str, lowercase: bool, smooth_method: str, max_ngram_order: int):
@@ -30,8 +31,8 @@ def compute(texts: pd.DataFrame, *, tokenize: str = "13a", lowercase: bool = Fal
     return scores_frame(texts["story_id"], {"bleu": values})
 
 
-def signature(*, tokenize: str = "13a", lowercase: bool = False, smooth_method: str = "exp",
-              max_ngram_order: int = 4) -> dict:
+@defaults_of(compute)
+def signature(*, tokenize: str, lowercase: bool, smooth_method: str, max_ngram_order: int) -> dict:
     bleu = scorer(tokenize, lowercase, smooth_method, max_ngram_order)
     bleu.sentence_score("a", ["a"])  # sacrebleu knows its signature only after scoring
     return describe(NAME, ["sacrebleu"], {"hypothesis": "story", "reference": "reference"},

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.metrics.base import check_texts, columns, defaults_of, describe, scores_frame
 
 NAME = "chrf"
 NEEDS = frozenset({"reference"})
+COLUMNS = columns("string", "based", "chrF")
 
 
 def scorer(char_order: int, word_order: int, beta: int):
@@ -27,7 +28,8 @@ def compute(texts: pd.DataFrame, *, char_order: int = 6, word_order: int = 0, be
     return scores_frame(texts["story_id"], {"chrf": values})
 
 
-def signature(*, char_order: int = 6, word_order: int = 0, beta: int = 2) -> dict:
+@defaults_of(compute)
+def signature(*, char_order: int, word_order: int, beta: int) -> dict:
     chrf = scorer(char_order, word_order, beta)
     chrf.sentence_score("a", ["a"])  # sacrebleu knows its signature only after scoring
     return describe(NAME, ["sacrebleu"], {"hypothesis": "story", "reference": "reference"},

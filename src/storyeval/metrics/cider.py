@@ -22,11 +22,12 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.metrics.base import check_texts, columns, defaults_of, describe, scores_frame
 from storyeval.text.tokenize import words
 
 NAME = "cider"
 NEEDS = frozenset({"reference"})
+COLUMNS = columns("string", "based", "CIDEr")
 
 
 def ngram_counts(tokens: list[str], order: int) -> list[Counter]:
@@ -67,7 +68,8 @@ def compute(texts: pd.DataFrame, *, order: int = 4, sigma: float = 6.0, scale: f
     return scores_frame(texts["story_id"], {"cider": values})
 
 
-def signature(*, order: int = 4, sigma: float = 6.0, scale: float = 10.0) -> dict:
+@defaults_of(compute)
+def signature(*, order: int, sigma: float, scale: float) -> dict:
     return describe(NAME, ["spacy"], {"candidate": "story", "reference": "reference"},
                     {"order": order, "sigma": sigma, "scale": scale},
                     implementation="storyeval (pycocoevalcap CiderScorer formula: CIDEr-D clipping, length penalty)",

@@ -24,14 +24,14 @@ from collections import Counter, defaultdict
 import numpy as np
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import check_texts, columns, defaults_of, describe, scores_frame, warn_count
 from storyeval.text.tokenize import spacy_tokens
 
 NAME = "datastats"
 NEEDS = frozenset({"prompt"})
 ORDERS = (1, 2, 3)
-COLUMNS = ["coverage", "density", "compression", "text-length",
-           *[f"novelty-{n}" for n in ORDERS], *[f"repetition-{n}" for n in ORDERS]]
+COLUMNS = columns("string", "free", "Coverage", "Density", "Compression", "Text length",
+                  *[f"Novelty-{n}" for n in ORDERS], *[f"Repetition-{n}" for n in ORDERS])
 
 
 def greedy_fragments(summary: list[str], text: list[str]) -> list[int]:
@@ -96,7 +96,8 @@ def compute(texts: pd.DataFrame, *, summeval_newline: bool = True, lowercase_ngr
     return scores
 
 
-def signature(*, summeval_newline: bool = True, lowercase_ngrams: bool = False) -> dict:
+@defaults_of(compute)
+def signature(*, summeval_newline: bool, lowercase_ngrams: bool) -> dict:
     return describe(NAME, ["spacy"], {"summary": "story", "source": "prompt"},
                     {"summeval_newline": summeval_newline, "lowercase_ngrams": lowercase_ngrams, "orders": list(ORDERS)},
                     tokenizer="spacy.blank('en') rule-based English tokenizer, whitespace tokens kept",

@@ -26,21 +26,39 @@ two thirds of it the two float64 products with the 10,000 directions (~35 GFMA/s
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame, warn_count
 from storyeval.neural.embeddings import EmbeddingCache, require_texts, resolve_layer
 from storyeval.neural.parallel import map_reference_groups
 
 NAME = "depthscore"
 NEEDS = frozenset({"reference"})
-COLUMNS = ("depthscore",)
+COLUMNS = columns("embedding", "based", "DepthScore", direction="lower")
+RESOURCE = Resource("cache", "encoder")
+
+
+def njit_at_first_call(function):
+    """numba.njit(cache=True, nogil=True), compiled at the first call: numba (0.4 s to import) is imported only
+    when DepthScore runs, not when the catalog reads this module (a kernel calling another would need both
+    compiled first; these two call none)."""
+    @functools.wraps(function)
+    def call(*args):
+        return compiled(function)(*args)
+    return call
+
+
+@lru_cache(maxsize=None)
+def compiled(function):
+    from numba import njit
+
+    return njit(cache=True, nogil=True)(function)
 
 
 @dataclass(frozen=True)
@@ -87,7 +105,7 @@ def irw_depth(points: np.ndarray, directions_: np.ndarray) -> np.ndarray:
     return sorted_shares(keys.view(np.int64), bits, np.minimum(position, 1 - position), n) / len(directions_)
 
 
-@njit(cache=True, nogil=True)
+@njit_at_first_call
 def tag_columns(keys: np.ndarray, bits: int) -> None:
     """Overwrite the lowest `bits` bits of each float64 (viewed as int64) with its column index."""
     clear = ~((1 << bits) - 1)
@@ -96,7 +114,7 @@ def tag_columns(keys: np.ndarray, bits: int) -> None:
             keys[i, j] = (keys[i, j] & clear) | j
 
 
-@njit(cache=True, nogil=True)
+@njit_at_first_call
 def sorted_shares(keys: np.ndarray, bits: int, share: np.ndarray, n: int) -> np.ndarray:
     """sum over rows of share[p] added to the token tagged at sorted position p (in row order, as bincount)."""
     mask, totals = (1 << bits) - 1, np.zeros(n)
@@ -172,8 +190,9 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = N
     return scores_frame(texts["story_id"], {"depthscore": values})
 
 
-def signature(*, cache: EmbeddingCache | dict, layer: int | None = None, p: float = 5, eps: float = 0.3,
-              n_alpha: int = 5, n_directions: int = 10_000, seed: int = 0, processes: int = 1) -> dict:
+@defaults_of(compute)
+def signature(*, cache: EmbeddingCache | dict, layer: int | None, p: float, eps: float, n_alpha: int,
+              n_directions: int, seed: int, processes: int) -> dict:
     encoder = cache.signature if isinstance(cache, EmbeddingCache) else dict(cache)
     return describe(NAME, ["numpy", "scikit-learn"], {"candidate": "story", "reference": "reference"},
                     {"layer": int(encoder["num_hidden_layers"]) if layer is None else int(layer), "p": float(p),

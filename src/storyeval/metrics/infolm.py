@@ -29,14 +29,16 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame, warn_count
 from storyeval.neural import models
 from storyeval.neural.embeddings import IdfWeights, idf_weights
 
 NAME = "infolm"
 NEEDS = frozenset({"reference"})
+COLUMNS = columns("model", "based", "InfoLM-FisherRao", "InfoLM-R-FisherRao", "InfoLM-Sim-FisherRao",
+                  direction="lower")
+RESOURCE = Resource("model", "masked_lm")
 IDF_MODES = ("shared", "separate", "none")
-COLUMNS = ("infolm-fisherrao", "infolm-r-fisherrao", "infolm-sim-fisherrao")
 
 
 def fisher_rao(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -103,8 +105,9 @@ def compute(texts: pd.DataFrame, *, model: str, temperature: float = 0.25, idf: 
     return scores_frame(texts["story_id"], dict(zip(COLUMNS, [forward, reverse, (forward + reverse) / 2])))
 
 
-def signature(*, model: str, temperature: float = 0.25, idf: str = "shared", max_length: int = 512,
-              max_tokens: int = 4096, device: str | None = None) -> dict:
+@defaults_of(compute)
+def signature(*, model: str, temperature: float, idf: str, max_length: int, max_tokens: int,
+              device: str | None) -> dict:
     return describe(NAME, ["torch", "transformers"], {"candidate": "story", "reference": "reference"},
                     {"temperature": temperature, "idf": idf, "max_length": max_length, "measure": "fisher_rao"},
                     model=models.identity(model))

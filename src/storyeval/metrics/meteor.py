@@ -15,11 +15,12 @@ from functools import lru_cache
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.metrics.base import check_texts, columns, defaults_of, describe, scores_frame
 from storyeval.text.tokenize import words
 
 NAME = "meteor"
 NEEDS = frozenset({"reference"})
+COLUMNS = columns("string", "based", "METEOR")
 
 
 class CachedStemmer:
@@ -62,7 +63,8 @@ def compute(texts: pd.DataFrame, *, alpha: float = 0.9, beta: float = 3.0, gamma
     return scores_frame(texts["story_id"], {"meteor": values})
 
 
-def signature(*, alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5) -> dict:
+@defaults_of(compute)
+def signature(*, alpha: float, beta: float, gamma: float) -> dict:
     return describe(NAME, ["nltk", "spacy"], {"hypothesis": "story", "reference": "reference"},
                     {"alpha": alpha, "beta": beta, "gamma": gamma},
                     wordnet="3.0 (Debian wordnet-base)", stemmer="nltk PorterStemmer (NLTK_EXTENSIONS)",

@@ -35,12 +35,14 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame, warn_count
 from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer, unit_rows
 from storyeval.neural.parallel import map_reference_groups
 
 NAME = "moverscore"
 NEEDS = frozenset({"reference"})
+COLUMNS = columns("embedding", "based", "MoverScore")
+RESOURCE = Resource("cache", "encoder")
 PUNCTUATION = frozenset(string.punctuation)
 MAX_ITERATIONS = 10_000_000  # POT's default (1e5) can stop the network simplex early on 500 x 500 problems
 
@@ -99,8 +101,9 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = N
     return scores_frame(texts["story_id"], {"moverscore": scores})
 
 
-def signature(*, cache: EmbeddingCache | dict, layer: int | None = None, idf: bool = False,
-              stop_words: Sequence[str] = (), processes: int = 1) -> dict:
+@defaults_of(compute)
+def signature(*, cache: EmbeddingCache | dict, layer: int | None, idf: bool, stop_words: Sequence[str],
+              processes: int) -> dict:
     encoder = cache.signature if isinstance(cache, EmbeddingCache) else dict(cache)
     return describe(NAME, ["numpy", "POT"], {"hypothesis": "story", "reference": "reference"},
                     {"layer": int(encoder["num_hidden_layers"]) if layer is None else int(layer), "idf": bool(idf),

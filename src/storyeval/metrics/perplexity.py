@@ -16,11 +16,13 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame, warn_count
 from storyeval.neural import models
 
 NAME = "perplexity"
 NEEDS: frozenset[str] = frozenset()
+COLUMNS = columns("model", "free", "Perplexity", direction="lower")
+RESOURCE = Resource("model", "causal_lm")
 
 
 def model_window(loaded: models.LoadedModel) -> int:
@@ -84,8 +86,9 @@ def compute(texts: pd.DataFrame, *, model: str, window: int | None = None, strid
         return scores_frame(texts["story_id"], {"perplexity": np.exp(nll / count)})
 
 
-def signature(*, model: str, window: int | None = None, stride: int | None = None, add_bos: bool = True,
-              batch_size: int = 8, max_tokens: int = 4096, device: str | None = None) -> dict:
+@defaults_of(compute)
+def signature(*, model: str, window: int | None, stride: int | None, add_bos: bool, batch_size: int,
+              max_tokens: int, device: str | None) -> dict:
     return describe(NAME, ["torch", "transformers"], {"text": "story"},
                     {"window": window, "stride": stride, "add_bos": add_bos}, model=models.identity(model),
                     defaults="window: the model's positions; stride: window // 2")

@@ -37,11 +37,13 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, safe_ratio, scores_frame, warn_count
+from storyeval.metrics.base import check_texts, columns, defaults_of, describe, safe_ratio, scores_frame, warn_count
 
 NAME = "rouge"
 NEEDS = frozenset({"reference"})
-MEASURES = ("recall", "precision", "f-score")
+MEASURES = ("Recall", "Precision", "F-Score")
+COLUMNS = columns("string", "based", *[f"{variant} {measure}" for variant in (
+    "ROUGE-1", "ROUGE-2", "ROUGE-3", "ROUGE-4", "ROUGE-L", "ROUGE-W-1.2", "ROUGE-S*", "ROUGE-SU*") for measure in MEASURES])
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 NON_WORD = re.compile(r"[^A-Za-z0-9\-]")
 BATCH = 48  # pairs per WLCS batch: the direction table is BATCH x m x n bytes
@@ -298,8 +300,9 @@ def compute(texts: pd.DataFrame, *, max_order: int = 4, weight: float = 1.2, ski
     return scores_frame(texts["story_id"], columns)
 
 
-def signature(*, max_order: int = 4, weight: float = 1.2, skip_distance: int | None = None, alpha: float = 0.5,
-              stem: bool = True, double_weighted_recall: bool = True, cut_at_lt: bool = False) -> dict:
+@defaults_of(compute)
+def signature(*, max_order: int, weight: float, skip_distance: int | None, alpha: float, stem: bool,
+              double_weighted_recall: bool, cut_at_lt: bool) -> dict:
     return describe(NAME, ["numpy"], {"model": "reference", "peer": "story"},
                     {"max_order": max_order, "weight": weight, "skip_distance": skip_distance, "alpha": alpha,
                      "stem": stem, "double_weighted_recall": double_weighted_recall, "cut_at_lt": cut_at_lt},

@@ -28,10 +28,12 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, safe_ratio, scores_frame
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, safe_ratio, scores_frame
 
 NAME = "rouge-we"
 NEEDS = frozenset({"reference"})
+COLUMNS = columns("embedding", "based", *[f"ROUGE-WE-3 {measure}" for measure in ("Recall", "Precision", "F-Score")])
+RESOURCE = Resource("embeddings", "word_embeddings")
 WORD = re.compile(r"\w+")  # nltk's RegexpTokenizer(r'\w+'), as SummEval
 
 
@@ -135,7 +137,8 @@ def compute(texts: pd.DataFrame, *, embeddings: str, n: int = 3, alpha: float = 
                                             f"rouge-we-{n}-f-score": f_score})
 
 
-def signature(*, embeddings: str, n: int = 3, alpha: float = 0.5, threshold: float = 0.8) -> dict:
+@defaults_of(compute)
+def signature(*, embeddings: str, n: int, alpha: float, threshold: float) -> dict:
     path = Path(embeddings)
     return describe(NAME, ["numpy"], {"peer": "story", "model": "reference"},
                     {"n": n, "alpha": alpha, "threshold": threshold},

@@ -14,15 +14,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame
+from storyeval.learned.data import ASPECTS
+from storyeval.metrics.base import Column, Resource, check_texts, defaults_of, describe, scores_frame
 
 NAME = "storyer"
 NEEDS: frozenset[str] = frozenset()
 PREFERENCE = "storyer-preference"
+RESOURCE = Resource("model_file", "sentence_encoder")
 
 
 def aspect_column(aspect: int) -> str:
     return f"storyer-aspect-{aspect}"
+
+
+COLUMNS = {PREFERENCE: Column("StoryER preference", "model", "free"),
+           **{aspect_column(k): Column(f"StoryER rating {k}: {name}", "model", "free")
+              for k, name in enumerate(ASPECTS, start=1)}}
 
 
 def compute(texts: pd.DataFrame, *, model_file: str | Path, encoder_path: str | Path | None = None,
@@ -40,8 +47,9 @@ def compute(texts: pd.DataFrame, *, model_file: str | Path, encoder_path: str | 
     return scores_frame(texts["story_id"], columns)
 
 
-def signature(*, model_file: str | Path, encoder_path: str | Path | None = None, device: str | None = None,
-              cache_path: str | Path | None = None) -> dict:
+@defaults_of(compute)
+def signature(*, model_file: str | Path, encoder_path: str | Path | None, device: str | None,
+              cache_path: str | Path | None) -> dict:
     from storyeval.learned.model import read_model
     from storyeval.learned.train import file_sha256
 

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame, warn_count
 from storyeval.metrics.moverscore import transport_cost
 from storyeval.neural.embeddings import EmbeddingCache, require_texts, resolve_layer, unit_rows
 from storyeval.text.stopwords import STOP_WORDS
@@ -50,6 +50,9 @@ from storyeval.text.stopwords import STOP_WORDS
 NAME = "supert"
 NEEDS = frozenset({"prompt", "reference"})
 VARIANTS = {"supert-ps": ("prompt", "story"), "supert-ss": ("story", "prompt"), "supert-golden": ("story", "reference")}
+# families as HANNA labelled them: the golden variant is "model-based" there
+COLUMNS = {**columns("embedding", "free", "SUPERT-PS", "SUPERT-SS"), **columns("model", "based", "SUPERT-Golden")}
+RESOURCE = Resource("cache", "sentence_encoder")
 GRANULARITIES = ("token", "sentence")
 ALIGNMENTS = ("greedy", "wmd")
 
@@ -157,8 +160,9 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = N
     return scores_frame(texts["story_id"], columns)
 
 
-def signature(*, cache: EmbeddingCache | dict, layer: int | None = None, top_n: int = 15, granularity: str = "token",
-              alignment: str = "greedy", variants: Sequence[str] = tuple(VARIANTS)) -> dict:
+@defaults_of(compute)
+def signature(*, cache: EmbeddingCache | dict, layer: int | None, top_n: int, granularity: str, alignment: str,
+              variants: Sequence[str]) -> dict:
     encoder = cache.signature if isinstance(cache, EmbeddingCache) else dict(cache)
     return describe(NAME, ["numpy", "spacy", "POT"], {variant: f"summary = {summary}, document = {document}"
                                                       for variant, (summary, document) in VARIANTS.items()

@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from storyeval.metrics.base import check_texts, describe, scores_frame, warn_count
+from storyeval.metrics.base import check_texts, defaults_of, describe, scores_frame, warn_count
+from storyeval.metrics import datastats
 from storyeval.metrics.datastats import ORDERS, ngram_shares
 from storyeval.text.tokenize import spacy_tokens
 
 NAME = "textstats"
 NEEDS = frozenset()
-COLUMNS = ["text-length", *[f"repetition-{n}" for n in ORDERS]]
+COLUMNS = {slug: datastats.COLUMNS[slug] for slug in ["text-length", *[f"repetition-{n}" for n in ORDERS]]}
 
 
 def compute(texts: pd.DataFrame, *, summeval_newline: bool = True) -> pd.DataFrame:
@@ -30,6 +31,7 @@ def compute(texts: pd.DataFrame, *, summeval_newline: bool = True) -> pd.DataFra
     return scores
 
 
-def signature(*, summeval_newline: bool = True) -> dict:
+@defaults_of(compute)
+def signature(*, summeval_newline: bool) -> dict:
     return describe(NAME, ["spacy"], {"summary": "story"}, {"summeval_newline": summeval_newline, "orders": list(ORDERS)},
                     tokenizer="spacy.blank('en') rule-based English tokenizer, whitespace tokens kept")

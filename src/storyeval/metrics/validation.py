@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import pearsonr
 
 from storyeval.errors import InputError
 
@@ -27,6 +26,8 @@ def compare_with_released(computed: pd.DataFrame, released: pd.DataFrame, atol: 
     rounding (ROUGE-1.5.5 prints 5 decimals: pass 5e-6 for ROUGE columns).
     `pearson_r` is NaN where either side is constant (e.g. the Human row's ROUGE = 1).
     """
+    from scipy.stats import pearsonr
+
     stories = computed.index.intersection(released.index)
     metrics = [column for column in computed.columns if column in released.columns]
     if stories.empty or not metrics:

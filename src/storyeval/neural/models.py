@@ -23,7 +23,6 @@ from pathlib import Path
 import numpy as np
 
 from storyeval.errors import InputError
-from storyeval.neural.device import choose_device
 from storyeval.neural.paths import resolve_model_path
 
 ROLES = {"encoder": "AutoModel", "masked-lm": "AutoModelForMaskedLM", "seq2seq": "AutoModelForSeq2SeqLM",
@@ -46,6 +45,8 @@ def offline() -> bool:
 
 def load(role: str, name_or_path: str | Path, device: str | None = None) -> LoadedModel:
     """The model of `role` and its tokenizer, loaded once per process (see module docstring)."""
+    from storyeval.neural.device import choose_device  # imports torch: not when the catalog reads the metric modules
+
     if role not in ROLES:
         raise InputError(f"unknown model role {role!r}; fix: use one of {', '.join(ROLES)}")
     return _load(role, resolve_model_path(str(name_or_path)), str(choose_device(device)))

@@ -7,13 +7,15 @@ Williams (1959), in Steiger's (1980) form, as recommended by Graham & Baldwin
 The test needs one r per pair of variables and the number of items n.
 System level: Pearson over the S = 10 system means, n = S. Story level, which
 the paper leaves open, has two modes (`williams_inputs(..., story_mode=...)`):
-- "per_prompt" (default): r = mean over prompts of the per-prompt Pearson over
-  the S systems (the same story-level r as the figures), n = S, the number of
-  items each averaged r was computed on. Conservative: averaging over 96
-  prompts makes r more precise than n = 10 assumes (on HANNA no story-level
-  test then reaches p < 0.05). The spec's "n = 96 at story level" can be had
-  by passing that n to `williams_table` with these r.
-- "pooled": Pearson over all P x S (prompt, system) stories, n = P x S.
+- "pooled" (default, the workflow's `stats.williams_story_mode`): Pearson over
+  all P x S (prompt, system) stories, n = P x S: each r is computed on the n
+  items the test assumes.
+- "per_prompt": r = mean over prompts of the per-prompt Pearson over the S
+  systems (the same story-level r as the figures), n = S, the number of items
+  each averaged r was computed on. Conservative: averaging over 96 prompts
+  makes r more precise than n = 10 assumes (on HANNA no story-level test then
+  reaches p < 0.05). The spec's "n = 96 at story level" can be had by passing
+  that n to `williams_table` with these r.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ def williams_table(
 
 
 def williams_inputs(
-    human: np.ndarray, metrics: np.ndarray, level: str, story_mode: str = "per_prompt"
+    human: np.ndarray, metrics: np.ndarray, level: str, story_mode: str = "pooled"
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Pearson inputs of `williams_table` from cubes `human` [P, S, C], `metrics` [P, S, M].
 
