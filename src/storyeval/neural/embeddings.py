@@ -35,6 +35,7 @@ import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 
@@ -177,6 +178,13 @@ def load_encoder(model_path: str | Path, device):
     return tokenizer, model.eval().to(device)
 
 
+@lru_cache(maxsize=2)
+def inference_encoder(model_path: str | Path, device):
+    """`load_encoder`, once per process, for inference only (`encode_texts` under inference_mode): repeated
+    passes (`storyeval.api.score`) reuse the model; training loads its own copy."""
+    return load_encoder(model_path, device)
+
+
 def model_window(tokenizer, config, max_length: int | None) -> int:
     """The longest input the model takes, or `max_length` when it is set and fits."""
     limit = min(tokenizer.model_max_length, getattr(config, "max_position_embeddings", math.inf))
@@ -277,7 +285,7 @@ def encode_texts(texts: Iterable[str], model_path: str | Path, layers: Iterable[
     if int(batch_size) < 1:
         raise InputError(f"embedding pass: batch_size {batch_size} must be at least 1")
     torch_device = choose_device(device)
-    tokenizer, model = load_encoder(model_path, torch_device)
+    tokenizer, model = inference_encoder(str(model_path), torch_device)
     n_layers = int(model.config.num_hidden_layers)
     chosen = check_layers(layers, n_layers, str(model_path))
     window = model_window(tokenizer, model.config, max_length)

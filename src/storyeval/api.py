@@ -1,0 +1,171 @@
+"""Every metric and the correlation table from Python, computed as the workflow computes them.
+
+`score` scores lists of stories with one metric: the texts are cleaned as the workflow's loaders clean
+them (`storyeval.text.clean`: `<newline>` markers to breaks, whitespace runs to one space), the
+parameters default to the workflow's (the metric module's compute() defaults, which config.yaml's
+`metric_params` does not change), and the result has the columns the workflow writes to
+`results/<dataset>/computed/scores/<metric>.parquet`, indexed by story id.
+
+>>> reference = ["A knight met a dragon, and they talked."]
+>>> marked = score("chrf", ["The knight met the dragon.<newline><newline>They talked all night."], references=reference)
+>>> marked.round(2)
+           chrf
+story_id
+0         54.98
+>>> marked.equals(score("chrf", ["The knight met the dragon. They talked all night."], references=reference))
+True
+
+Neural metrics take the path of their model (`model=`: a Hugging Face folder or name, "bundled" for the
+offline all-MiniLM-L6-v2; a word-vector file for ROUGE-WE; a trained model file for StoryER). The model
+is loaded once per process and reused by later calls.
+
+`correlations` correlates a score frame with human ratings at the levels the data allow, as the
+workflow's `correlations.csv`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from storyeval.analysis import correlation_table
+from storyeval.data.scoreset import Cube, build_cube
+from storyeval.errors import InputError
+from storyeval.metrics import catalog
+from storyeval.stats.correlation import COEFFICIENTS, LEVELS
+from storyeval.text.datasets import finish, prompt_ids
+
+Texts = Sequence[str] | pd.Series
+
+
+def texts_table(stories: Texts, *, references: Texts | None = None, prompts: Texts | None = None,
+                story_ids: Sequence | None = None, systems: Sequence[str] | None = None,
+                name: str = "texts") -> pd.DataFrame:
+    """The text table the metrics read (`storyeval.metrics.base`), cleaned as every dataset loader cleans.
+
+    Story ids default to 0, 1, ...; prompt ids number the distinct prompts in order of appearance.
+
+    >>> texts_table(["Once  upon<newline>a time."], prompts=["Write a tale."])[["story_id", "prompt_id", "story"]]
+      story_id  prompt_id                story
+    0        0          0  Once upon a time.
+    """
+    stories = list(stories)
+    ids = [str(k) for k in range(len(stories))] if story_ids is None else list(story_ids)
+    columns = {"story_id": ids, "story": stories}
+    for column, values in (("reference", references), ("prompt", prompts), ("system", systems)):
+        columns[column] = [None] * len(stories) if values is None else list(values)
+        if len(columns[column]) != len(stories):
+            raise InputError(f"{name}: {len(columns[column])} {column}s for {len(stories)} stories; "
+                             f"fix: pass one {column} per story")
+    texts = pd.DataFrame(columns, dtype=object)
+    texts["prompt_id"] = 0 if prompts is None else prompt_ids(texts["prompt"]).to_numpy()
+    return finish(name, texts)
+
+
+def encoded(texts: pd.DataFrame, metric: str, model: str, params: dict, device: str | None):
+    """The token-embedding cache of every text the metric reads, every layer of the encoder at `model`."""
+    from storyeval.neural.device import choose_device
+    from storyeval.neural.embeddings import encode_texts, inference_encoder
+    from storyeval.neural.paths import resolve_model_path
+
+    path = resolve_model_path(model)
+    corpus = [text for column in ("story", "reference", "prompt") for text in texts[column].dropna()]
+    required = catalog.load(metric).required_texts
+    corpus += required(texts, **{key: value for key, value in params.items() if key in inspect.signature(required).parameters})
+    layers = range(1, int(inference_encoder(path, choose_device(device))[1].config.num_hidden_layers) + 1)
+    return encode_texts(corpus, path, layers, device=device)
+
+
+def score(metric: str, stories: Texts, *, references: Texts | None = None, prompts: Texts | None = None,
+          story_ids: Sequence | None = None, model: str | None = None, device: str | None = None,
+          **params) -> pd.DataFrame:
+    """Scores of one metric (a catalog name: `storyeval.metrics.catalog.CATALOG`), one row per story.
+
+    `references` and `prompts` are needed where the metric reads them (`catalog.entry(metric).needs`);
+    `params` override the metric's defaults (`catalog.defaults(metric)`); `model` is the model path of a
+    neural metric; `device` ("cpu", "cuda"; default: cuda when present) where the metric runs a model.
+
+    >>> score("datastats", ["The dragon slept."], prompts=["A dragon sleeps."])[["coverage", "novelty-1"]]
+              coverage  novelty-1
+    story_id
+    0              0.6        0.4
+    """
+    entry = catalog.entry(metric)
+    texts = texts_table(stories, references=references, prompts=prompts, story_ids=story_ids, name=metric)
+    if entry.resource is None:
+        if model is not None:
+            raise InputError(f"metric {metric} reads no model; fix: leave model out")
+        return catalog.load(metric).compute(texts, **params)
+    keyword, role = entry.resource
+    if model is None:
+        raise InputError(f"metric {metric} reads a model (config role {role}); fix: pass model=<path>, "
+                         "e.g. model='bundled' for the offline all-MiniLM-L6-v2 encoder")
+    if keyword == "cache":
+        params["cache"] = encoded(texts, metric, model, params, device)
+    else:
+        from storyeval.neural.paths import resolve_model_path
+
+        params[keyword] = resolve_model_path(model)
+        if device is not None and "device" in catalog.parameters(metric):
+            params["device"] = device
+    return catalog.load(metric).compute(texts, **params)
+
+
+def cube(frame: pd.DataFrame, key: str, prompts: pd.Series, systems: pd.Series) -> Cube:
+    """A story x variable frame as [prompt, system, variable] for the statistics."""
+    stories = pd.DataFrame({"story_id": frame.index, "prompt_id": prompts.to_numpy(), "system": systems.to_numpy()})
+    long = frame.rename_axis("story_id").reset_index().melt(id_vars="story_id", var_name=key, value_name="value")
+    return build_cube(stories, long, key, "value", list(frame.columns), list(dict.fromkeys(systems)), f"{key} scores")
+
+
+def correlations(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, prompts: Sequence | None = None,
+                 systems: Sequence[str] | None = None, levels: Sequence[str] | None = None,
+                 coefficients: Sequence[str] = COEFFICIENTS) -> pd.DataFrame:
+    """Correlations of metric scores with human ratings, the workflow's `correlations.csv`: one row per kind
+    (criteria, metric_criterion, metric_metric), level, coefficient and pair, with r and n.
+
+    `scores`: story id x metric (as `score` returns; `pd.concat` several); `human`: story id x criterion
+    (mean rating per story), None for metric x metric only; `prompts`, `systems`: per story, in the order of
+    `scores`. Levels the data allow (all of them by default): with prompts and systems, story level (per
+    prompt over its systems, averaged over prompts: every prompt needs every system) and system level
+    (system means); without prompts, story level over all stories and, with systems, system level; without
+    systems, story level only. Remove the human reference system first, as the workflow does.
+
+    >>> human = pd.DataFrame({"Coherence": [1, 2, 3, 2, 4, 5]}, index=[str(k) for k in range(6)])
+    >>> scores = pd.DataFrame({"bleu": [10, 30, 20, 15, 25, 40]}, index=human.index)
+    >>> table = correlations(scores, human, prompts=[0, 0, 0, 1, 1, 1], systems=["a", "b", "c"] * 2,
+    ...                      coefficients=["pearson"])
+    >>> table[table["kind"] == "metric_criterion"][["level", "x", "y", "r", "n"]].round(3)
+        level     x          y      r  n
+    1   story  bleu  Coherence  0.727  2
+    4  system  bleu  Coherence  0.962  3
+    """
+    if human is not None and not human.index.equals(scores.index):
+        raise InputError("correlations: the human ratings and the scores have different story ids; "
+                         "fix: give both frames the same index, in the same order")
+    allowed = ["story", "system"] if systems is not None else ["story"]
+    levels = list(levels or allowed)
+    if set(levels) - set(allowed) or set(levels) - set(LEVELS):
+        raise InputError(f"correlations: levels {levels}, but these data allow {allowed}; fix: use those")
+    one_group = pd.Series(np.zeros(len(scores), dtype=int))
+    by_story = pd.Series(scores.index.astype(str))
+    frames = []
+    for level in levels:
+        if prompts is not None and systems is not None:
+            group, unit = pd.Series(list(prompts)), pd.Series(list(systems))
+            metric_frame, human_frame = scores, human
+        elif level == "system":  # no prompts: the system means, one group
+            means = [frame.groupby(list(systems), sort=False).mean() if frame is not None else None
+                     for frame in (scores, human)]
+            metric_frame, human_frame = means
+            group, unit = pd.Series(np.zeros(len(metric_frame), dtype=int)), pd.Series(metric_frame.index)
+        else:  # story level over all stories: one group whose "systems" are the stories
+            metric_frame, human_frame = scores.set_axis(by_story), None if human is None else human.set_axis(by_story)
+            group, unit = one_group, by_story
+        metrics = cube(metric_frame, "metric", group, unit)
+        ratings = None if human_frame is None else cube(human_frame, "criterion", group, unit)
+        frames.append(correlation_table(ratings, metrics, [level], list(coefficients)))
+    return pd.concat(frames, ignore_index=True)
