@@ -24,7 +24,7 @@ PROFILE = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
 BASE = "results/hanna/released"
 # The small configuration's rules that are not localrules: each must have been one sbatch job.
 SUBMITTED_RULES = {"normalise_hanna", "normalise_texts", "correlations", "system_means", "rankings", "metric"}
-LOCAL_RULES = {"fetch", "merge_scores", "tab4_system_means", "tab6_borda", "tab8_top5_story", "tab9_top5_system"}
+LOCAL_RULES = {"fetch", "merge_scores", "tables_common", "tables_hanna"}
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 # Shared input/output helpers of the analysis, stats and figure rules live here too.
 
 from storyeval.learned.config import REASON_METHODS, TrainConfig
+from storyeval.plots.pages import figure_labels, table_labels
 from storyeval.sources import module_sources
 
 STRUCTURE = {  # kind -> (correlation levels, has systems and prompts, per-rater ratings, human ratings)
@@ -38,38 +39,82 @@ def stats_tables(shape):
     return names
 
 
+def wanted_table(name, shape):
+    """A table of a rated set: the HANNA criteria's reanalyses, the per-rater ICC and means, one top-k per level."""
+    if name in REANALYSES + ["tab3_icc", "tab4_system_means"]:
+        return shape["hanna_criteria"] and shape["raters"]
+    level = {"tab8_top5_story": "story", "tab9_top5_system": "system"}.get(name)
+    return level is None or level in shape["levels"]
+
+
+def wanted_figure(name, shape):
+    """A figure of a set: its level computed, the HANNA criteria for criteria and Williams figures, systems for
+    the system figures, the representative subset only where its metrics exist (the released scores)."""
+    spec = FIGURES[name]
+    return ((spec.get("level") is None or spec["level"] in shape["levels"])
+            and (shape["subset"] or not spec["subset"])
+            and (shape["hanna_criteria"] or spec["kind"] not in ("criteria", "williams"))
+            and (shape["systems"] or spec["kind"] not in ("bootstrap_f1", "topk", "violins")))
+
+
+def enabled_figures():
+    """The figures whose level and coefficient config.yaml's analysis computes."""
+    analysis = config["analysis"]
+    return [name for name, spec in FIGURES.items()
+            if spec.get("level", analysis["levels"][0]) in analysis["levels"]
+            and spec.get("coefficient", analysis["coefficients"][0]) in analysis["coefficients"]]
+
+
+def enabled_tables():
+    return [name for name in TABLES
+            if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
+
+
+def figure_families():
+    """{family: figures} of the rules in figures.smk, one job each per dataset and score set."""
+    families = {}
+    for name in enabled_figures():
+        families.setdefault(figure_family(name), []).append(name)
+    return families
+
+
+def table_families():
+    hanna = REANALYSES + ["tab9_top5_system", "tab3_icc", "tab4_system_means"]
+    families = {"common": [name for name in enabled_tables() if name not in hanna],
+                "hanna": [name for name in enabled_tables() if name in hanna]}
+    return {family: names for family, names in families.items() if names}
+
+
+def whole_families(names, families, what):
+    """The wanted names, checked to be whole families: a job's outputs are all targets or none (a partial
+    family would ask a job for files that it cannot make)."""
+    chosen = set(names)
+    for family, members in families.items():
+        if chosen & set(members) and not chosen >= set(members):
+            raise WorkflowError(f"{what} family {family}: only {sorted(chosen & set(members))} wanted; "
+                                "fix: regroup the family in figures.smk")
+    return names
+
+
+def report_page(base, name):
+    return f"{base}/report/{name}.html"
+
+
 def table_targets(base, shape):
-    names = ["tab6_borda", "kemeny_consensus"] + REANALYSES * shape["hanna_criteria"]
-    names += ["tab8_top5_story"] * ("story" in shape["levels"]) + ["tab9_top5_system"] * ("system" in shape["levels"])
-    names += ["tab5_top3_pearson"] * ("pearson" in config["analysis"]["coefficients"])
-    names += ["tab3_icc", "tab4_system_means"] * shape["raters"]
-    return [f"{base}/tables/{name}.{ext}" for name in names for ext in ("csv", "md")]
+    names = whole_families([name for name in enabled_tables() if wanted_table(name, shape)], table_families(), "table")
+    return [f"{base}/tables/{name}.{ext}" for name in names for ext in ("csv", "md")] + [report_page(base, name) for name in names]
 
 
-def wanted(figures, shape):
-    """Figures whose level and coefficient are computed, subsets only where the subset's metrics exist."""
-    return [name for name, (level, coefficient, *subset) in figures.items()
-            if level in shape["levels"] and coefficient in config["analysis"]["coefficients"]
-            and (shape["subset"] or not (subset and subset[0]))]
-
-
-def figure_targets(base, shape, criteria_count):
-    names = wanted(METRIC_CRITERIA_FIGURES, shape) + wanted(METRIC_METRIC_FIGURES, shape)
-    names += wanted(CRITERIA_FIGURES, shape) if criteria_count > 1 else []
-    names += [name for name, (level, _, subset) in WILLIAMS_FIGURES.items()  # one per HANNA criterion
-              if criteria_count > 1 and level in shape["levels"] and (shape["subset"] or not subset)]
-    if shape["systems"]:
-        names += ["fig09_rating_violins", "fig26_bootstrap_f1", "fig08_topk_systems"]
-        names += ["fig07_bootstrap_f1_subset"] * shape["subset"]
-    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")]
+def figure_targets(base, shape, kinds=None):
+    names = [name for name in enabled_figures() if wanted_figure(name, shape) and (kinds is None or FIGURES[name]["kind"] in kinds)]
+    names = whole_families(names, figure_families(), "figure")
+    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")] + [report_page(base, name) for name in names]
 
 
 def analysis_targets(dataset, scoreset):
     shape = structure(dataset, scoreset)
     base = f"results/{dataset}/{scoreset}"
-    criteria_count = 6 if shape["hanna_criteria"] else 1
-    return ([f"{base}/{name}.csv" for name in stats_tables(shape)]
-            + table_targets(base, shape) + figure_targets(base, shape, criteria_count))
+    return [f"{base}/{name}.csv" for name in stats_tables(shape)] + table_targets(base, shape) + figure_targets(base, shape)
 
 
 def computed_targets(dataset):
@@ -101,9 +146,9 @@ def unrated_targets(dataset):
     """Metric x metric heatmaps and the systems' ranking by each metric, for a computed set without ratings."""
     base = f"results/{dataset}/computed"
     shape = structure(dataset, "computed")
-    figures = wanted(METRIC_METRIC_FIGURES, shape) + ["system_ranking"] * shape["systems"]
-    tables = [f"{base}/tables/system_ranking.md"] * shape["systems"]
-    return [f"{base}/correlations.csv", *tables, *[f"{base}/figures/{name}.{ext}" for name in figures for ext in ("pdf", "png")]]
+    ranking = [f"{base}/tables/system_ranking.md", *[f"{base}/figures/system_ranking.{ext}" for ext in ("pdf", "png")],
+               *[report_page(base, name) for name in ("system_ranking", "system_ranking_table")]]
+    return [f"{base}/correlations.csv", *ranking * shape["systems"], *figure_targets(base, shape, ["metric_metric"])]
 
 
 def all_targets():
@@ -212,36 +257,36 @@ def text_source(wildcards):
     return pinned_path(source, key)
 
 
-def heatmap_params(figures):
-    def params(wildcards):
-        level, coefficient, *subset = figures[wildcards.fig]
-        return {"level": level, "coefficient": coefficient, "subset": bool(subset and subset[0])}
-
-    return params
+def report_category(wildcards):
+    return f"{wildcards.dataset}, {wildcards.scoreset} scores"
 
 
-def figure_outputs(caption):
-    return {
-        ext: report(
-            f"results/{{dataset}}/{{scoreset}}/figures/{{fig}}.{ext}",
-            caption=f"../report/{caption}.rst",
-            category="{dataset} {scoreset}",
-            subcategory="Figures",
-        )
-        for ext in ("pdf", "png")
-    }
+def report_entry(path, caption, subcategory, labels, category=report_category):
+    """One result of the report: an HTML page (storyeval.plots.pages) that shows a figure at full size or a
+    table as a table; the report shows HTML inline, while PNG is shrunk to the window and CSV downloaded."""
+    return report(path, caption=f"../report/{caption}.rst", category=category, subcategory=subcategory, labels=labels)
 
 
-def table_outputs(name):
-    return {
-        ext: report(
-            f"results/{{dataset}}/{{scoreset}}/tables/{name}.{ext}",
-            caption="../report/table.rst",
-            category="{dataset} {scoreset}",
-            subcategory="Tables",
-        )
-        for ext in ("csv", "md")
-    }
+def figure_outputs(names):
+    """PDF and PNG of each figure, and its report page (the PNG at full size, the PDF named)."""
+    base = "results/{dataset}/{scoreset}"
+    outputs = {}
+    for name in names:
+        outputs[f"{name}_pdf"] = f"{base}/figures/{name}.pdf"
+        outputs[f"{name}_png"] = f"{base}/figures/{name}.png"
+        outputs[f"{name}_page"] = report_entry(report_page(base, name), FIGURES[name]["kind"], "Figures",
+                                               figure_labels(name, FIGURES[name]))
+    return outputs
+
+
+def table_outputs(names):
+    base = "results/{dataset}/{scoreset}"
+    outputs = {}
+    for name in names:
+        outputs[f"{name}_csv"] = f"{base}/tables/{name}.csv"
+        outputs[f"{name}_md"] = f"{base}/tables/{name}.md"
+        outputs[f"{name}_page"] = report_entry(report_page(base, name), "table", "Tables", table_labels(name))
+    return outputs
 
 
 def encoder_model(wildcards):

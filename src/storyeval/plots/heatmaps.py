@@ -83,7 +83,7 @@ class CellNumbers(Artist):
         self.set_in_layout(False)  # the numbers lie inside the grid: margins are measured without them
         self.rows, self.columns, self.strings, self.colours = rows, columns, strings, colours
         self._font = FontProperties(size=fontsize)  # the style's font family, read while the style is active
-        self._stamps: dict[tuple[str, str], tuple[Text, float, float]] = {}
+        self._stamps: dict[tuple, tuple[Text, float, float]] = {}
 
     def cells(self) -> dict[tuple[int, int], str]:
         """{(row, column): number as drawn}."""
@@ -93,7 +93,7 @@ class CellNumbers(Artist):
         return self._font.get_size_in_points()
 
     def _stamp(self, renderer, string: str, colour: str) -> tuple[Text, float, float]:
-        key = (string, colour)
+        key = (type(renderer), self.get_figure(root=True).dpi, string, colour)  # a layout holds for one renderer
         if key not in self._stamps:
             text = Text(0, 0, string, color=colour, ha="center", va="center", fontproperties=self._font)
             text.set_figure(self.get_figure(root=False))
@@ -102,9 +102,10 @@ class CellNumbers(Artist):
         return self._stamps[key]
 
     def draw(self, renderer) -> None:
-        if not self.get_visible():
+        # savefig(bbox_inches="tight") first draws with the renderer's draw_* methods replaced by no-ops
+        # (RendererBase._draw_disabled) to measure the page: the numbers add nothing to that measure.
+        if not self.get_visible() or "draw_text" in vars(renderer):
             return
-        self._stamps.clear()  # a layout holds for one renderer (its dpi)
         anchors = self.axes.transData.transform(np.column_stack([self.columns + 0.5, self.rows + 0.5]))
         height = renderer.get_canvas_width_height()[1]
         for (x, y), string, colour in zip(anchors, self.strings, self.colours):

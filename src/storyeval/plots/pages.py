@@ -1,0 +1,112 @@
+"""Report pages: each figure and table of the workflow as one self-contained HTML file.
+
+Snakemake's report shows an HTML result inline at its own size, while it shrinks a PNG to the window (a 72 x 72
+heatmap becomes unreadable, a 72 x 7 one a strip) and offers a CSV as a download. A figure page holds the
+figure's PNG pixels, losslessly re-encoded as WebP (a quarter of the PNG's bytes), shown at SCREEN_DPI, and
+names its PDF; a table page is the table in HTML. This module imports no plotting library: the workflow reads
+the labels when it parses.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+import pandas as pd
+
+from storyeval.io import _atomic
+
+# 5 pt cell numbers are 10 screen pixels tall at 150 px per inch: readable without zooming.
+SCREEN_DPI = 150
+SHOWS = {
+    "criteria": "criteria × criteria",
+    "metric_criteria": "metrics × criteria",
+    "metric_metric": "metrics × metrics",
+    "williams": "Williams test, metric × metric",
+    "bootstrap_f1": "weighted F1, metrics × criteria",
+    "topk": "|r| on the top-k systems",
+    "violins": "ratings per system",
+}
+METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"]  # one row or column a metric
+COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
+TABLES = {  # name -> (number or name in the papers, title of the table)
+    "tab3_icc": ("Tab. 3", "Tab. 3: intraclass correlation per criterion (95 % CI), by rater layout"),
+    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); ** best, * CI overlaps the best"),
+    "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by |Pearson| (%)"),
+    "tab6_borda": ("Tab. 6", "Tab. 6: top metrics by Borda count (ties: average ranks)"),
+    "tab8_top5_story": ("Tab. 8", "Tab. 8: top metrics per criterion, story level (|r| %)"),
+    "tab9_top5_system": ("Tab. 9", "Tab. 9: top metrics per criterion, system level (|r| %)"),
+    "kemeny_consensus": ("Kemeny", "Kemeny consensus vs Borda (Kemeny score: lower is better)"),
+    "reanalysis1_sum_of_ranks": ("Reanalysis 1", "Reanalysis 1 (Houairi & Thiounn): sum-of-ranks rankings"),
+    "reanalysis2_top_k": ("Reanalysis 2", "Reanalysis 2 (Mendras & Nietge): top metrics per coefficient"),
+    "reanalysis2_coefficient_agreement": (
+        "Reanalysis 2", "Reanalysis 2: do rankings depend on the coefficient? Wilcoxon signed-rank on paired |r|, "
+                        "Kendall tau between rankings"),
+    "system_ranking_table": ("Systems", "Systems ranked by each metric (rank 1 = best), and Borda consensus rankings"),
+    "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
+    "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
+}
+DEGENERATE = "† released values degenerate (plain Sinkhorn underflow, 1e-56..1e-9): numerical noise"
+STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
+p { max-width: 60em; } img { display: block; margin-top: 8px; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }"""
+
+
+def figure_labels(name: str, spec: dict) -> dict[str, str]:
+    """The columns of a figure in the report's list: number, what it shows, level, coefficient, metrics."""
+    if spec["kind"] == "williams":
+        measure = f"Pearson r, {spec['criterion']}"
+    else:
+        measure = COEFFICIENTS.get(spec.get("coefficient"), "–")
+    return {"Figure": f"Fig. {int(name[3:5])}", "Shows": SHOWS[spec["kind"]], "Level": spec.get("level", "–"),
+            "Coefficient": measure, "Metrics": ("representative subset" if spec["subset"] else "all")
+            if spec["kind"] in METRIC_KINDS else "–"}
+
+
+def figure_heading(name: str, spec: dict) -> str:
+    labels = figure_labels(name, spec)
+    parts = [labels["Shows"], f"{labels['Level']} level" * (labels["Level"] != "–"), labels["Coefficient"],
+             f"{labels['Metrics']} metrics" * (labels["Metrics"] != "–")]
+    return f"{labels['Figure']}: " + ", ".join(part for part in parts if part not in ("", "–"))
+
+
+def table_labels(name: str) -> dict[str, str]:
+    number, title = TABLES[name]
+    return {"Table": number, "Shows": title.removeprefix(f"{number}: ")}
+
+
+def has_degenerate(frame: pd.DataFrame) -> bool:
+    """Whether a cell carries the † of a degenerate released value (BaryScore-SD-0.001)."""
+    return bool(frame.astype(str).apply(lambda column: column.str.contains("†")).any().any())
+
+
+def _page(title: str, body: str) -> str:
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+            f"<style>{STYLE}</style></head>\n<body>\n<h3>{html.escape(title)}</h3>\n{body}\n</body></html>\n")
+
+
+def write_figure_page(path: str | Path, png: str | Path, pdf: str | Path, heading: str, dpi: int) -> None:
+    """A page with the PNG's pixels at SCREEN_DPI (scroll for the large heatmaps) and the PDF's path."""
+    from PIL import Image  # Pillow comes with matplotlib; only the figure jobs need it
+
+    with Image.open(png) as image:
+        buffer = io.BytesIO()
+        image.save(buffer, format="WEBP", lossless=True, method=4)
+        width = round(image.width * SCREEN_DPI / dpi)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    body = (f"<p>Vector version: <code>{html.escape(str(pdf))}</code>; full-resolution PNG: "
+            f"<code>{html.escape(str(png))}</code>.</p>\n<img width=\"{width}\" alt=\"{html.escape(heading)}\" "
+            f"src=\"data:image/webp;base64,{data}\">")
+    _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body), encoding="utf-8"))
+
+
+def write_table_page(path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path]) -> None:
+    """A page with the table as HTML, the † note where a cell carries it, and the CSV and Markdown paths."""
+    note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(frame) else ""
+    names = ", ".join(f"<code>{html.escape(str(file))}</code>" for file in files)
+    body = f"{frame.to_html(index=False, na_rep='', border=0)}\n{note}<p>Files: {names}.</p>"
+    _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body), encoding="utf-8"))

@@ -1,0 +1,99 @@
+"""Render a family of figures (figures.smk): each as PDF and PNG, and its report page."""
+
+from functools import cache
+
+from storyeval.analysis import correlation_matrix
+from storyeval.criteria import CRITERIA
+from storyeval.data.registry import resolve_metrics
+from storyeval.io import log_to, read_table
+from storyeval.plots.base import save_figure
+from storyeval.plots.heatmaps import correlation_heatmap, f1_heatmap, pvalue_heatmap
+from storyeval.plots.pages import figure_heading, write_figure_page
+from storyeval.plots.panels import rating_violins, topk_lines
+
+log = log_to(snakemake.log[0])
+params = snakemake.params
+COLUMNS = {
+    "correlations": ["kind", "level", "coefficient", "x", "y", "r"],
+    "registry": ["slug", "label", "order"],
+    "williams": ["level", "criterion", "metric_a", "metric_b", "p"],
+    "f1": ["metric", "criterion", "f1"],
+    "topk": ["criterion", "k", "metric", "abs_r"],
+    "stories": ["story_id", "system"],
+    "human": ["story_id", "criterion", "score"],
+}
+CORRELATION_KINDS = {"criteria": "criteria", "metric_criteria": "metric_criterion", "metric_metric": "metric_metric"}
+WHAT = {"criteria": "criteria", "metric_criteria": "metrics x criteria", "metric_metric": "metrics x metrics"}
+
+
+@cache
+def table(key):
+    return read_table(snakemake.input[key], COLUMNS[key])
+
+
+@cache
+def registry():
+    return table("registry").sort_values("order")
+
+
+def metric_order(spec):
+    """Slugs of the figure's metrics in registry order: the representative subset, or all."""
+    if spec["subset"]:
+        return resolve_metrics(params.representative, registry(), "config.yaml figures.representative_metrics")
+    return list(registry()["slug"])
+
+
+def labels():
+    return dict(zip(registry()["slug"], registry()["label"]))
+
+
+def heatmap(spec):
+    kind = spec["kind"]
+    subset = metric_order(spec) if spec["subset"] else None
+    matrix = correlation_matrix(table("correlations"), CORRELATION_KINDS[kind], spec["level"], spec["coefficient"],
+                                table("registry"), subset)
+    title = f"{spec['level'].capitalize()}-level |{spec['coefficient'].capitalize()}| (%): {WHAT[kind]}"
+    return correlation_heatmap(matrix, title, lower_triangle=kind != "metric_criteria",
+                               average_row=kind == "metric_criteria")
+
+
+def williams(spec):
+    """Fig. 27-38: Williams-test p-values (%), metric A (rows) beating metric B (columns)."""
+    rows = table("williams")
+    rows = rows[(rows["level"] == spec["level"]) & (rows["criterion"] == spec["criterion"])]
+    order = metric_order(spec)
+    matrix = rows.pivot(index="metric_a", columns="metric_b", values="p").reindex(index=order, columns=order)
+    matrix = matrix.rename(index=labels(), columns=labels())
+    title = (f"Williams test p-values (%), {spec['level']} level, {spec['criterion']}: "
+             "row metric > column metric (Pearson)")
+    return pvalue_heatmap(matrix, title)
+
+
+def bootstrap_f1(spec):
+    """Fig. 7 (representative subset) and Fig. 26 (all metrics): weighted F1 of pairwise system comparison."""
+    frame = table("f1").set_index("metric").loc[metric_order(spec)].reset_index()
+    frame["metric"] = frame["metric"].map(labels())
+    return f1_heatmap(frame, "Weighted F1 (%) of paired-bootstrap system comparisons: metric vs criterion")
+
+
+def topk(spec):
+    """Fig. 8: |correlation| of chosen metrics on each criterion's top-k systems, k decreasing."""
+    frame = table("topk").assign(metric=lambda frame: frame["metric"].map(labels()))
+    title = f"System-level |{params.topk_coefficient.capitalize()}| on the top-k systems of each criterion"
+    return topk_lines(frame, title)
+
+
+def violins(spec):
+    """Fig. 9: rating distributions per system and criterion."""
+    stories = table("stories")
+    frame = table("human").merge(stories[["story_id", "system"]], on="story_id")
+    return rating_violins(frame[["system", "criterion", "score"]], list(dict.fromkeys(stories["system"])), CRITERIA)
+
+
+RENDER = {"criteria": heatmap, "metric_criteria": heatmap, "metric_metric": heatmap, "williams": williams,
+          "bootstrap_f1": bootstrap_f1, "topk": topk, "violins": violins}
+for name, spec in params.figures.items():
+    pdf, png = snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"]
+    save_figure(RENDER[spec["kind"]](spec), pdf, png, dpi=params.dpi)
+    write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi)
+    log.info("%s rendered", name)
