@@ -74,7 +74,8 @@ def encoded(texts: pd.DataFrame, metric: str, model: str, params: dict, device: 
     path = resolve_model_path(model)
     corpus = [text for column in ("story", "reference", "prompt") for text in texts[column].dropna()]
     required = catalog.load(metric).required_texts
-    corpus += required(texts, **{key: value for key, value in params.items() if key in inspect.signature(required).parameters})
+    accepted = inspect.signature(required).parameters
+    corpus += required(texts, **{key: value for key, value in params.items() if key in accepted})
     layers = range(1, int(inference_encoder(path, choose_device(device))[1].config.num_hidden_layers) + 1)
     return encode_texts(corpus, path, layers, device=device)
 

@@ -24,7 +24,8 @@ from storyeval.neural import models
 NAME = "bartscore"
 VARIANTS = {"ps": ("prompt", "story"), "sp": ("story", "prompt"), "sh": ("story", "reference"), "hs": ("reference", "story")}
 NEEDS = frozenset({"prompt", "reference"})  # of all variants; `needs(variants)` for a subset
-COLUMNS = {**columns("model", "free", "BARTScore-PS", "BARTScore-SP"), **columns("model", "based", "BARTScore-SH", "BARTScore-HS")}
+COLUMNS = {**columns("model", "free", "BARTScore-PS", "BARTScore-SP"),
+           **columns("model", "based", "BARTScore-SH", "BARTScore-HS")}
 RESOURCE = Resource("model", "seq2seq")
 
 

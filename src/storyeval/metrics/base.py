@@ -60,7 +60,8 @@ class Column:
     def __post_init__(self):
         for value, allowed in ((self.family, FAMILIES), (self.reference, REFERENCE), (self.direction, DIRECTIONS)):
             if value not in allowed:
-                raise InputError(f"metric column {self.label!r}: {value!r} is not one of {allowed}; fix: use one of them")
+                raise InputError(f"metric column {self.label!r}: {value!r} is not one of {allowed}; "
+                                 "fix: use one of them")
 
 
 @dataclass(frozen=True)

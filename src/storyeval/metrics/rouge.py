@@ -42,8 +42,8 @@ from storyeval.metrics.base import check_texts, columns, defaults_of, describe, 
 NAME = "rouge"
 NEEDS = frozenset({"reference"})
 MEASURES = ("Recall", "Precision", "F-Score")
-COLUMNS = columns("string", "based", *[f"{variant} {measure}" for variant in (
-    "ROUGE-1", "ROUGE-2", "ROUGE-3", "ROUGE-4", "ROUGE-L", "ROUGE-W-1.2", "ROUGE-S*", "ROUGE-SU*") for measure in MEASURES])
+VARIANTS = ("ROUGE-1", "ROUGE-2", "ROUGE-3", "ROUGE-4", "ROUGE-L", "ROUGE-W-1.2", "ROUGE-S*", "ROUGE-SU*")
+COLUMNS = columns("string", "based", *[f"{variant} {measure}" for variant in VARIANTS for measure in MEASURES])
 ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 NON_WORD = re.compile(r"[^A-Za-z0-9\-]")
 BATCH = 48  # pairs per WLCS batch: the direction table is BATCH x m x n bytes
