@@ -56,6 +56,7 @@ def test_every_figure_and_table_rendered(finished_run):
     assert numbers == [f"{n:02d}" for n in range(1, 39)]  # every HANNA figure
     assert len([name for name in figures if "williams" in name]) == 24  # 27-38, all metrics and subset
     assert all((base / "figures" / f"{name}.pdf").stat().st_size > 1000 for name in figures)
+    assert sorted(path.stem for path in (base / "report").glob("fig*.html")) == figures  # a report page each
     tables = {path.name for path in (base / "tables").iterdir()}
     assert {f"tab{n}" for n in [3, 4, 5, 6, 8, 9]} <= {name.split("_")[0] for name in tables}
     assert {"kemeny_consensus.md", "reanalysis1_sum_of_ranks.md", "reanalysis2_top_k.md", "reanalysis2_coefficient_agreement.md"} <= tables
@@ -93,9 +94,18 @@ def test_issue3_statistics_on_released_scores(finished_run):
 
 
 def test_report_builds(finished_run):
+    """The report builds without an error or warning line, shows every figure once (its page) and every table."""
     result = run_snakemake(finished_run, "--report", "report.html")
     assert result.returncode == 0, result.stderr[-2000:]
-    assert (finished_run / "report.html").stat().st_size > 100_000
+    complaints = [line for line in (result.stdout + result.stderr).splitlines()
+                  if any(word in line for word in ("ERROR", "WARNING", "Warning", "warning"))]
+    assert not complaints, complaints[:5]
+    html = (finished_run / "report.html").read_text()
+    base = "results/hanna/released"
+    for name in ["fig14_metric_criteria_story_kendall", "fig27_williams_story_relevance", "tab6_borda"]:
+        assert html.count(f'"{base}/report/{name}.html": {{"name"') == 1, name  # one result record
+    assert f"{base}/figures/fig14_metric_criteria_story_kendall.png" not in html  # shown through its page
+    assert "storyeval: which automatic metrics agree" in html  # the landing text
 
 
 def test_dry_run_and_lint(tmp_path, hanna_mirror):

@@ -56,20 +56,26 @@ rule rankings:
         "../scripts/rankings.py"
 
 
+SYSTEM_RANKING_FIGURE = {"kind": "system_ranking", "level": "system", "subset": False}
+
+
 rule system_ranking:
     input:
         unpack(unrated_inputs),
     output:
         csv="results/{dataset}/{scoreset}/system_ranking.csv",
-        md=report("results/{dataset}/{scoreset}/tables/system_ranking.md", caption="../report/system_ranking.rst",
-                  category="{dataset} {scoreset}", subcategory="Tables"),
+        md="results/{dataset}/{scoreset}/tables/system_ranking.md",
         pdf="results/{dataset}/{scoreset}/figures/system_ranking.pdf",
-        png=report("results/{dataset}/{scoreset}/figures/system_ranking.png", caption="../report/system_ranking.rst",
-                   category="{dataset} {scoreset}", subcategory="Figures"),
+        png="results/{dataset}/{scoreset}/figures/system_ranking.png",
+        page=report_entry(report_page("results/{dataset}/{scoreset}", "system_ranking"), "system_ranking", "Figures",
+                          figure_labels("system_ranking", SYSTEM_RANKING_FIGURE)),
+        table_page=report_entry(report_page("results/{dataset}/{scoreset}", "system_ranking_table"), "system_ranking",
+                                "Tables", table_labels("system_ranking_table")),
     params:
         sources=script_digest("system_ranking.py"),
         reference_system=HANNA["reference_system"],
         dpi=config["figures"]["dpi"],
+        figure=SYSTEM_RANKING_FIGURE,
     conda:
         CORE_ENV
     log:

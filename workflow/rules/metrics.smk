@@ -63,15 +63,10 @@ rule computation_times:
     input:
         unpack(benchmark_inputs),
     output:
-        **{
-            ext: report(
-                f"results/{{dataset}}/computed/tables/computation_times.{ext}",
-                caption="../report/computation_times.rst",
-                category="{dataset} computed",
-                subcategory="Tables",
-            )
-            for ext in ("csv", "md")
-        },
+        csv="results/{dataset}/computed/tables/computation_times.csv",
+        md="results/{dataset}/computed/tables/computation_times.md",
+        page=report_entry("results/{dataset}/computed/report/computation_times.html", "computation_times", "Tables",
+                          table_labels("computation_times"), category=lambda wildcards: f"{wildcards.dataset}, computed scores"),
     params:
         sources=script_digest("computation_times.py"),
     conda:

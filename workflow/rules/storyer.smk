@@ -16,8 +16,7 @@ rule train_storyer:
     output:
         model=STORYER_MODEL_FILE,
         signature=f"{STORYER_MODEL}/train.signature.json",
-        history=report(f"{STORYER_MODEL}/loss_history.csv", caption="../report/storyer_training.rst",
-                       category="storyer", subcategory="Training"),
+        history=f"{STORYER_MODEL}/loss_history.csv",
     params:
         training=STORYER["training"],
         max_prompts=STORYER["max_prompts"],
@@ -73,11 +72,7 @@ rule evaluate_storyer:
     input:
         unpack(evaluation_inputs),
     output:
-        **{
-            ext: report(f"{STORYER_EVALUATION}/evaluation.{ext}", caption="../report/storyer_evaluation.rst",
-                        category="storyer", subcategory="Evaluation")
-            for ext in ("csv", "md")
-        },
+        **{ext: f"{STORYER_EVALUATION}/evaluation.{ext}" for ext in ("csv", "md")},
     params:
         datasets=lambda wildcards: evaluation_datasets(),
         pair_metrics=lambda wildcards: pair_metrics(),
@@ -104,13 +99,17 @@ rule evaluate_storyer:
 rule storyer_figure:
     input:
         table=f"{STORYER_EVALUATION}/evaluation.csv",
+        history=STORYER_MODEL.format(encoder="{model}") + "/loss_history.csv",
         registries=lambda wildcards: [f"results/{name}/computed/metrics.csv" for name in evaluation_datasets()],
     output:
-        **{
-            ext: report(f"{STORYER_EVALUATION}/evaluation.{ext}", caption="../report/storyer_evaluation.rst",
-                        category="storyer", subcategory="Evaluation")
-            for ext in ("pdf", "png")
-        },
+        **{ext: f"{STORYER_EVALUATION}/evaluation.{ext}" for ext in ("pdf", "png")},
+        # report pages (storyeval.plots.pages): the evaluation as a figure and as a table, the training loss
+        page=report_entry(f"{STORYER_EVALUATION}/report/evaluation.html", "storyer_evaluation", "Evaluation",
+                          {"Shows": "figure"}, category="storyer"),
+        table_page=report_entry(f"{STORYER_EVALUATION}/report/evaluation_table.html", "storyer_evaluation",
+                                "Evaluation", {"Shows": "table"}, category="storyer"),
+        history_page=report_entry(f"{STORYER_EVALUATION}/report/loss_history.html", "storyer_training", "Training",
+                                  {"Shows": "loss per epoch"}, category="storyer"),
     params:
         dpi=config["figures"]["dpi"],
         sources=script_digest("storyer_figure.py"),

@@ -274,8 +274,9 @@ def figure_outputs(names):
     for name in names:
         outputs[f"{name}_pdf"] = f"{base}/figures/{name}.pdf"
         outputs[f"{name}_png"] = f"{base}/figures/{name}.png"
-        outputs[f"{name}_page"] = report_entry(report_page(base, name), FIGURES[name]["kind"], "Figures",
-                                               figure_labels(name, FIGURES[name]))
+        kind = FIGURES[name]["kind"]
+        caption = "heatmap" if kind in ("criteria", "metric_criteria", "metric_metric") else kind
+        outputs[f"{name}_page"] = report_entry(report_page(base, name), caption, "Figures", figure_labels(name, FIGURES[name]))
     return outputs
 
 

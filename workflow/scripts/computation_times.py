@@ -5,6 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 from storyeval.io import log_to, read_table, write_csv, write_markdown
+from storyeval.plots.pages import write_table_page
 
 log = log_to(snakemake.log[0])
 stories = len(read_table(snakemake.input.texts, ["story_id"]))
@@ -16,6 +17,7 @@ for path in snakemake.input.benchmarks:
                  "ms_per_story": round(1000 * seconds / stories, 1), "max_rss_mb": bench["max_rss"].iloc[-1]})
 table = pd.DataFrame(rows)
 write_csv(table, snakemake.output.csv)
-write_markdown(table, snakemake.output.md, f"Computation time per metric on {snakemake.wildcards.dataset} "
-               "(one Snakemake job each, loading included)")
+title = f"Computation time per metric on {snakemake.wildcards.dataset} (one Snakemake job each, loading included)"
+write_markdown(table, snakemake.output.md, title)
+write_table_page(snakemake.output.page, table, title, [snakemake.output.csv, snakemake.output.md])
 log.info("\n%s", table.to_string())

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.artist import Artist
+from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
 from matplotlib.colors import Colormap, ListedColormap, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
@@ -83,7 +84,7 @@ class CellNumbers(Artist):
         self.set_in_layout(False)  # the numbers lie inside the grid: margins are measured without them
         self.rows, self.columns, self.strings, self.colours = rows, columns, strings, colours
         self._font = FontProperties(size=fontsize)  # the style's font family, read while the style is active
-        self._stamps: dict[tuple, tuple[Text, float, float]] = {}
+        self._stamps: dict[tuple, tuple] = {}
 
     def cells(self) -> dict[tuple[int, int], str]:
         """{(row, column): number as drawn}."""
@@ -92,14 +93,22 @@ class CellNumbers(Artist):
     def font_size(self) -> float:
         return self._font.get_size_in_points()
 
-    def _stamp(self, renderer, string: str, colour: str) -> tuple[Text, float, float]:
+    def _stamp(self, renderer, string: str, colour: str) -> tuple[Text, float, float, tuple | None]:
         key = (type(renderer), self.get_figure(root=True).dpi, string, colour)  # a layout holds for one renderer
         if key not in self._stamps:
             text = Text(0, 0, string, color=colour, ha="center", va="center", fontproperties=self._font)
             text.set_figure(self.get_figure(root=False))
             ((_, _, (dx, dy)),) = text._get_layout(renderer)[1]  # offset of the line from the anchor
-            self._stamps[key] = (text, dx, dy)
+            self._stamps[key] = (text, dx, dy, self._agg_glyphs(renderer, text) if isinstance(renderer, RendererAgg) else None)
         return self._stamps[key]
+
+    def _agg_glyphs(self, renderer: RendererAgg, text: Text) -> tuple:
+        """The glyphs RendererAgg.draw_text shapes for `text` (the same calls): shaped once, not once a copy."""
+        font = renderer._prepare_font(self._font)
+        items = font._layout(text.get_text(), flags=get_hinting_flag(), features=text.get_fontfeatures(),
+                             language=text.get_language())
+        size = self._font.get_size_in_points()
+        return tuple((item.ft_object, size, item.glyph_index, 0, 1, item.x, item.y) for item in items)
 
     def draw(self, renderer) -> None:
         # savefig(bbox_inches="tight") first draws with the renderer's draw_* methods replaced by no-ops
@@ -109,12 +118,16 @@ class CellNumbers(Artist):
         anchors = self.axes.transData.transform(np.column_stack([self.columns + 0.5, self.rows + 0.5]))
         height = renderer.get_canvas_width_height()[1]
         for (x, y), string, colour in zip(anchors, self.strings, self.colours):
-            text, dx, dy = self._stamp(renderer, string, colour)
+            text, dx, dy, glyphs = self._stamp(renderer, string, colour)
             gc = renderer.new_gc()
             gc.set_foreground(to_rgba(colour), isRGBA=True)
             gc.set_antialiased(text._antialiased)
-            y = y + dy
-            renderer.draw_text(gc, x + dx, height - y if renderer.flipy() else y, string, self._font, 0.0, mtext=text)
+            x, y = x + dx, y + dy
+            y = height - y if renderer.flipy() else y
+            if glyphs is None:
+                renderer.draw_text(gc, x, y, string, self._font, 0.0, mtext=text)
+            else:  # RendererAgg.draw_text without its font lookup and shaping
+                renderer._draw_text_glyphs_and_boxes(gc, x, y, 0.0, glyphs, [])
             gc.restore()
         self.stale = False
 

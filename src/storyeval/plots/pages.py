@@ -28,6 +28,7 @@ SHOWS = {
     "bootstrap_f1": "weighted F1, metrics × criteria",
     "topk": "|r| on the top-k systems",
     "violins": "ratings per system",
+    "system_ranking": "ranks of the systems by each metric",
 }
 METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"]  # one row or column a metric
 COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
@@ -47,6 +48,7 @@ TABLES = {  # name -> (number or name in the papers, title of the table)
     "system_ranking_table": ("Systems", "Systems ranked by each metric (rank 1 = best), and Borda consensus rankings"),
     "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
+    "computation_times": ("Tab. 2 (Houairi & Thiounn)", "Computation time per metric job, in total and per story"),
 }
 DEGENERATE = "† released values degenerate (plain Sinkhorn underflow, 1e-56..1e-9): numerical noise"
 STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
@@ -62,7 +64,8 @@ def figure_labels(name: str, spec: dict) -> dict[str, str]:
         measure = f"Pearson r, {spec['criterion']}"
     else:
         measure = COEFFICIENTS.get(spec.get("coefficient"), "–")
-    return {"Figure": f"Fig. {int(name[3:5])}", "Shows": SHOWS[spec["kind"]], "Level": spec.get("level", "–"),
+    number = f"Fig. {name[3:5]}" if name.startswith("fig") else "–"  # zero-padded: the report sorts the labels as text
+    return {"Figure": number, "Shows": SHOWS[spec["kind"]], "Level": spec.get("level", "–"),
             "Coefficient": measure, "Metrics": ("representative subset" if spec["subset"] else "all")
             if spec["kind"] in METRIC_KINDS else "–"}
 
@@ -71,7 +74,8 @@ def figure_heading(name: str, spec: dict) -> str:
     labels = figure_labels(name, spec)
     parts = [labels["Shows"], f"{labels['Level']} level" * (labels["Level"] != "–"), labels["Coefficient"],
              f"{labels['Metrics']} metrics" * (labels["Metrics"] != "–")]
-    return f"{labels['Figure']}: " + ", ".join(part for part in parts if part not in ("", "–"))
+    number = labels["Figure"].replace("Fig. 0", "Fig. ")
+    return ": ".join(part for part in [number, ", ".join(part for part in parts if part not in ("", "–"))] if part != "–")
 
 
 def table_labels(name: str) -> dict[str, str]:
