@@ -99,7 +99,7 @@ rule evaluate_storyer:
 rule storyer_figure:
     input:
         table=f"{STORYER_EVALUATION}/evaluation.csv",
-        history=STORYER_MODEL.format(encoder="{model}") + "/loss_history.csv",
+        history=f"{STORYER_MODEL.format(encoder='{model}')}/loss_history.csv",
         registries=lambda wildcards: [f"results/{name}/computed/metrics.csv" for name in evaluation_datasets()],
     output:
         **{ext: f"{STORYER_EVALUATION}/evaluation.{ext}" for ext in ("pdf", "png")},
