@@ -11,6 +11,7 @@ from scipy.stats import rankdata
 from storyeval.analysis import correlation_table, ranking_matrix, system_ranking
 from storyeval.errors import InputError
 from storyeval.plots import rank_heatmap
+from storyeval.plots.heatmaps import CellNumbers
 
 def test_without_human_cube_only_metric_metric_rows_equal_to_the_full_table(hanna_cubes):
     human, metrics = hanna_cubes
@@ -46,7 +47,8 @@ def test_rank_heatmap_draws_ranks_with_half_ranks_for_ties(released, hanna_cubes
     matrix = ranking_matrix(system_ranking(metrics, data.registry)).iloc[:5]
     matrix.iloc[0, :2] = 1.5  # a tie between the first two systems
     figure = rank_heatmap(matrix, "ranks")
-    texts = {(int(t.get_position()[1]), int(t.get_position()[0])): t.get_text() for t in figure.axes[0].texts}
+    (numbers,) = [artist for artist in figure.axes[0].artists if isinstance(artist, CellNumbers)]
+    texts = numbers.cells()
     assert texts[(0, 0)] == "1.5" and texts[(1, 1)] == f"{matrix.iloc[1, 1]:.3g}"
     with pytest.raises(InputError):
         rank_heatmap(matrix + len(metrics.systems), "rank beyond the number of systems")
