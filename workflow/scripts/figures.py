@@ -2,7 +2,6 @@
 
 from functools import cache
 
-from storyeval.analysis import correlation_matrix
 from storyeval.criteria import CRITERIA
 from storyeval.data.registry import resolve_metrics
 from storyeval.io import log_to, read_table
@@ -48,6 +47,8 @@ def labels():
 
 
 def heatmap(spec):
+    from storyeval.analysis import correlation_matrix  # imports scipy.stats (1 s): only the families that need it
+
     kind = spec["kind"]
     subset = metric_order(spec) if spec["subset"] else None
     matrix = correlation_matrix(table("correlations"), CORRELATION_KINDS[kind], spec["level"], spec["coefficient"],

@@ -54,7 +54,7 @@ DEGENERATE = "† released values degenerate (plain Sinkhorn underflow, 1e-56..1
 STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
 p { max-width: 60em; } img { display: block; margin-top: 8px; }
 table { border-collapse: collapse; font-size: 13px; }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
 th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }"""
 
 
