@@ -73,9 +73,10 @@ def _fit_axes(figure: Figure, ax, grid_width: float, grid_height: float) -> None
 class CellNumbers(Artist):
     """The numbers of a heatmap's cells, drawn as seaborn's `annot` draws them (centred, dark grey on light cells,
     white on dark ones) but as one artist: a 72 x 72 grid has 5,000 numbers, and a Text artist each spends most of
-    a figure's rendering time laying itself out again on every draw. Here the layout of each distinct
-    (number, colour) is computed once per draw and every copy goes straight to the renderer; the pixels and PDF
-    text are those of the Text artists (same font, alignment and rendering calls)."""
+    a figure's rendering time laying itself out again on every draw. Here each distinct (number, colour) is laid
+    out once per renderer (and its glyphs shaped once on the PNG canvas), every copy goes straight to the
+    renderer, and the measuring draw of savefig is skipped; the pixels and PDF text are those of the Text artists
+    (same font, alignment and rendering calls; tests/test_plots.py compares the pixels)."""
 
     zorder = 3  # Text's: above the mesh and the rules, as seaborn's annotations
 
@@ -99,7 +100,8 @@ class CellNumbers(Artist):
             text = Text(0, 0, string, color=colour, ha="center", va="center", fontproperties=self._font)
             text.set_figure(self.get_figure(root=False))
             ((_, _, (dx, dy)),) = text._get_layout(renderer)[1]  # offset of the line from the anchor
-            self._stamps[key] = (text, dx, dy, self._agg_glyphs(renderer, text) if isinstance(renderer, RendererAgg) else None)
+            glyphs = self._agg_glyphs(renderer, text) if isinstance(renderer, RendererAgg) else None
+            self._stamps[key] = (text, dx, dy, glyphs)
         return self._stamps[key]
 
     def _agg_glyphs(self, renderer: RendererAgg, text: Text) -> tuple:
