@@ -39,12 +39,14 @@ def stats_tables(shape):
     return names
 
 
+TABLE_LEVELS = {"tab8_top5_story": "story", "tab9_top5_system": "system"}
+
+
 def wanted_table(name, shape):
     """A table of a rated set: the HANNA criteria's reanalyses, the per-rater ICC and means, one top-k per level."""
     if name in REANALYSES + ["tab3_icc", "tab4_system_means"]:
         return shape["hanna_criteria"] and shape["raters"]
-    level = {"tab8_top5_story": "story", "tab9_top5_system": "system"}.get(name)
-    return level is None or level in shape["levels"]
+    return TABLE_LEVELS.get(name, shape["levels"][0]) in shape["levels"]
 
 
 def wanted_figure(name, shape):
@@ -66,8 +68,10 @@ def enabled_figures():
 
 
 def enabled_tables():
-    return [name for name in TABLES
-            if name != "tab5_top3_pearson" or "pearson" in config["analysis"]["coefficients"]]
+    """The tables whose level (Tab. 8, 9) and coefficient (Tab. 5: Pearson) config.yaml's analysis computes."""
+    analysis = config["analysis"]
+    return [name for name in TABLES if TABLE_LEVELS.get(name, analysis["levels"][0]) in analysis["levels"]
+            and (name != "tab5_top3_pearson" or "pearson" in analysis["coefficients"])]
 
 
 def figure_families():
