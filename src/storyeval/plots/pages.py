@@ -20,6 +20,9 @@ from storyeval.io import _atomic
 
 # 5 pt cell numbers are 10 screen pixels tall at 150 px per inch: readable without zooming.
 SCREEN_DPI = 150
+# A figure up to this wide (inches) is shrunk to the window instead (its smallest text stays readable); the
+# 72-metric heatmaps (15 in and more) keep SCREEN_DPI and scroll.
+FIT_INCHES = 12
 SHOWS = {
     "criteria": "criteria × criteria",
     "metric_criteria": "metrics × criteria",
@@ -101,9 +104,10 @@ def write_figure_page(path: str | Path, png: str | Path, pdf: str | Path, headin
         buffer = io.BytesIO()
         image.save(buffer, format="WEBP", lossless=True, method=4)
         width = round(image.width * SCREEN_DPI / dpi)
+        fit = ' style="max-width: 100%; height: auto"' if image.width / dpi <= FIT_INCHES else ""
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     body = (f"<p>Vector version: <code>{html.escape(str(pdf))}</code>; full-resolution PNG: "
-            f"<code>{html.escape(str(png))}</code>.</p>\n<img width=\"{width}\" alt=\"{html.escape(heading)}\" "
+            f"<code>{html.escape(str(png))}</code>.</p>\n<img width=\"{width}\"{fit} alt=\"{html.escape(heading)}\" "
             f"src=\"data:image/webp;base64,{data}\">")
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body), encoding="utf-8"))
 
