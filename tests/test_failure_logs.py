@@ -44,3 +44,14 @@ def test_failed_workflow_job_leaves_its_traceback_in_the_rule_log(tmp_path, hann
     assert "Traceback" in log and "InputError" in log and "missing column(s)" in log
     assert "missing column(s)" in result.stderr and "traceback in logs/rankings/hanna/released.log" in result.stderr
     assert not (workdir / "results/hanna/released/borda.csv").exists()
+
+
+def test_a_crash_leaves_the_python_stack_in_the_log(tmp_path):
+    log = tmp_path / "job.log"
+    script = (f"import sys; sys.path.insert(0, {str(REPO / 'src')!r})\n"
+              f"from storyeval.io import log_to\nlog_to({str(log)!r})\n"
+              "import ctypes\ndef crash():\n    ctypes.string_at(0)\ncrash()\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode != 0
+    text = log.read_text()
+    assert "Fatal Python error: Segmentation fault" in text and "in crash" in text

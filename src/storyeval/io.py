@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import functools
 import json
 import logging
@@ -54,7 +55,8 @@ def log_to(path: str | Path | None) -> logging.Logger:
     The one logging entry point of every workflow script. It also installs an exception hook, so a job that
     fails leaves its exception and traceback in its own log (Snakemake points users there), while the console
     gets one line: an `InputError` is the user's to fix and its message says how; anything else is a bug
-    whose traceback is in the log."""
+    whose traceback is in the log. A job killed from outside (exit status -9 or 137: out of memory, or the
+    cluster's time limit) can write nothing; Snakemake's message gives that status."""
     logger = logging.getLogger("storyeval")
     logger.setLevel(logging.INFO)
     logger.handlers.clear()
@@ -63,6 +65,7 @@ def log_to(path: str | Path | None) -> logging.Logger:
     logger.addHandler(handler)
     if path:
         sys.excepthook = functools.partial(log_failure, logger, str(path))
+        faulthandler.enable(handler.stream)  # a crash (segfault, abort) leaves the Python stack in the log too
     return logger
 
 
