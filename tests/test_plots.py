@@ -266,3 +266,19 @@ def test_cell_numbers_draw_the_pixels_of_seaborns_annotations(hanna, tmp_path):
     from PIL import Image
     ours, theirs = (np.asarray(Image.open(tmp_path / f"{name}.png")) for name in ("ours", "seaborn"))
     assert ours.shape == theirs.shape and np.array_equal(ours, theirs)
+
+
+def test_cell_numbers_cached_glyphs_and_pdf_text_write_the_bytes_of_matplotlibs_calls(hanna, tmp_path, monkeypatch):
+    """The PNG glyph cache and the replayed PDF text blocks are shortcuts, not another output: same bytes as
+    RendererAgg._draw_text_glyphs_and_boxes and RendererPdf.draw_text called for every number."""
+    r = matrix(hanna["table"], "metric_metric").iloc[:16, :16]
+    save_figure(correlation_heatmap(r, "16 x 16", lower_triangle=True), tmp_path / "fast.pdf", tmp_path / "fast.png")
+    numbers = numbers_artist(correlation_heatmap(r, "16 x 16", lower_triangle=True))
+    assert len(set(numbers.strings)) < len(numbers.strings)  # repeated numbers: the cached paths are taken
+    monkeypatch.setattr(CellNumbers, "_agg_text", lambda self, renderer, gc, x, y, glyphs:
+                        renderer._draw_text_glyphs_and_boxes(gc, x, y, 0.0, glyphs, []))
+    monkeypatch.setattr(CellNumbers, "_pdf_text", lambda self, renderer, gc, x, y, string, text:
+                        renderer.draw_text(gc, x, y, string, self._font, 0.0, mtext=text))
+    save_figure(correlation_heatmap(r, "16 x 16", lower_triangle=True), tmp_path / "plain.pdf", tmp_path / "plain.png")
+    for suffix in ("pdf", "png"):
+        assert (tmp_path / f"fast.{suffix}").read_bytes() == (tmp_path / f"plain.{suffix}").read_bytes(), suffix

@@ -13,9 +13,12 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
+from matplotlib.backends.backend_mixed import MixedModeRenderer
+from matplotlib.backends.backend_pdf import Op, RendererPdf
 from matplotlib.colors import Colormap, ListedColormap, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
+from matplotlib.ft2font import RenderMode
 from matplotlib.text import Text
 from seaborn.utils import relative_luminance
 
@@ -28,6 +31,8 @@ LIGHT_GREEN = "#c2e6b9"
 SIGNIFICANCE = 0.05
 AVERAGE = "Average"
 PAD_INCHES = 0.08
+# FreeType's 16.16 matrix of an upright glyph (RendererAgg._draw_text_glyphs_and_boxes at angle 0).
+_UPRIGHT = (0x10000 * np.array([[1.0, -0.0], [0.0, 1.0]]) @ [[1, 0], [0, 1]]).round().astype(int)
 
 
 def percent(values: np.ndarray) -> np.ndarray:
@@ -74,8 +79,9 @@ class CellNumbers(Artist):
     """The numbers of a heatmap's cells, drawn as seaborn's `annot` draws them (centred, dark grey on light cells,
     white on dark ones) but as one artist: a 72 x 72 grid has 5,000 numbers, and a Text artist each spends most of
     a figure's rendering time laying itself out again on every draw. Here each distinct (number, colour) is laid
-    out once per renderer (and its glyphs shaped once on the PNG canvas), every copy goes straight to the
-    renderer, and the measuring draw of savefig is skipped; the pixels and PDF text are those of the Text artists
+    out once per renderer (on the PNG canvas its glyphs shaped once and rendered once per sub-pixel position; in
+    the PDF its text block written once and replayed), every copy goes straight to the renderer, and the
+    measuring draw of savefig is skipped; the pixels and PDF text are those of the Text artists
     (same font, alignment and rendering calls; tests/test_plots.py compares the pixels)."""
 
     zorder = 3  # Text's: above the mesh and the rules, as seaborn's annotations
@@ -86,6 +92,8 @@ class CellNumbers(Artist):
         self.rows, self.columns, self.strings, self.colours = rows, columns, strings, colours
         self._font = FontProperties(size=fontsize)  # the style's font family, read while the style is active
         self._stamps: dict[tuple, tuple] = {}
+        self._bitmaps: dict[tuple, tuple] = {}  # rendered glyphs by font, size, dpi and sub-pixel position
+        self._pdf_file, self._pdf_blocks = None, {}  # the PDF file drawn on, {string: its recorded text block}
 
     def cells(self) -> dict[tuple[int, int], str]:
         """{(row, column): number as drawn}."""
@@ -112,11 +120,70 @@ class CellNumbers(Artist):
         size = self._font.get_size_in_points()
         return tuple((item.ft_object, size, item.glyph_index, 0, 1, item.x, item.y) for item in items)
 
+    def _agg_text(self, renderer: RendererAgg, gc, x: float, y: float, glyphs: tuple) -> None:
+        """RendererAgg._draw_text_glyphs_and_boxes at angle 0 (its pixels), each glyph rendered once per sub-pixel
+        position: FreeType places a glyph at a 26.6 fixed-point offset, and one moved by whole pixels is the same
+        bitmap moved by those pixels. The numbers sit at the cell centres, so few positions recur."""
+        load_flags = get_hinting_flag()
+        antialiased = gc.get_antialiased()
+        for font, size, glyph_index, _slant, _extend, dx, dy in glyphs:
+            # The position draw_text computes at angle 0 (cos 1, sin 0), in 1/64 pixel, FreeType's y upwards.
+            px, py = round(0x40 * (x + dx * 1.0 - dy * 0.0)), round(0x40 * (renderer.height - y + dx * 0.0 + dy * 1.0))
+            (ix, fx), (iy, fy) = divmod(px, 0x40), divmod(py, 0x40)
+            key = (font, size, renderer.dpi, glyph_index, fx, fy, antialiased, load_flags)
+            if key not in self._bitmaps:
+                font.set_size(size, renderer.dpi)
+                font._set_transform(_UPRIGHT, [fx, fy])
+                bitmap = font._render_glyph(glyph_index, load_flags,
+                                            RenderMode.NORMAL if antialiased else RenderMode.MONO)
+                buffer = np.array(bitmap.buffer)  # a copy: the next glyph reuses FreeType's buffer
+                if not antialiased:
+                    buffer *= 0xff
+                self._bitmaps[key] = (buffer, bitmap.left, bitmap.top)
+            buffer, left, top = self._bitmaps[key]
+            renderer._renderer.draw_text_image(
+                buffer, left + ix, int(renderer.height) - (top + iy) + buffer.shape[0], 0, gc)
+
+    def _pdf_text(self, renderer: RendererPdf, gc, x: float, y: float, string: str, text: Text) -> None:
+        """RendererPdf.draw_text, its bytes included, without its font lookup and layout for each copy.
+
+        Its output for a string at angle 0 is: the colour operators of check_gc, "q", the matrix
+        "1 0 -0 1 x y cm", then a text block that depends on the string and font only (the glyphs it
+        uses are recorded in the file on the first copy). The first copy is drawn by draw_text and its
+        text block recorded (write by write, so the compressed stream is the same); the others replay it."""
+        file = renderer.file
+        if self._pdf_file is not file:  # a text block holds for one PDF file (its font names and glyph subsets)
+            self._pdf_file, self._pdf_blocks = file, {}
+        key = string
+        if key not in self._pdf_blocks:
+            written: list[bytes] = []
+            write = file.write
+            file.write = lambda data: (written.append(data), write(data))[1]
+            try:
+                renderer.draw_text(gc, x, y, string, self._font, 0.0, mtext=text)
+            finally:
+                del file.write
+            start = written.index(Op.gsave.value) if Op.gsave.value in written else -1
+            expected = start >= 0 and written[start + 1:start + 4:2] == [b"\n", b"\n"] and written[-2:] == [b"Q", b"\n"]
+            self._pdf_blocks[key] = written[start + 4:] if expected else None  # None: another layout, not replayed
+            return
+        if self._pdf_blocks[key] is None:
+            renderer.draw_text(gc, x, y, string, self._font, 0.0, mtext=text)
+            return
+        renderer.check_gc(gc, gc._rgb)
+        file.output(Op.gsave)
+        file.output(1.0, 0.0, -0.0, 1.0, x, y, Op.concat_matrix)  # cos 0, sin 0, -sin 0, cos 0: draw_text's matrix
+        for data in self._pdf_blocks[key]:
+            file.write(data)
+
     def draw(self, renderer) -> None:
         # savefig(bbox_inches="tight") first draws with the renderer's draw_* methods replaced by no-ops
         # (RendererBase._draw_disabled) to measure the page: the numbers add nothing to that measure.
-        if not self.get_visible() or "draw_text" in vars(renderer):
+        # savefig's PDF renderer is a MixedModeRenderer: it hands _draw_disabled and draw_text to its RendererPdf.
+        inner = renderer._renderer if isinstance(renderer, MixedModeRenderer) else renderer
+        if not self.get_visible() or "draw_text" in vars(renderer) or "draw_text" in vars(inner):
             return
+        pdf = inner if isinstance(inner, RendererPdf) else None
         anchors = self.axes.transData.transform(np.column_stack([self.columns + 0.5, self.rows + 0.5]))
         height = renderer.get_canvas_width_height()[1]
         for (x, y), string, colour in zip(anchors, self.strings, self.colours):
@@ -126,10 +193,12 @@ class CellNumbers(Artist):
             gc.set_antialiased(text._antialiased)
             x, y = x + dx, y + dy
             y = height - y if renderer.flipy() else y
-            if glyphs is None:
+            if glyphs is not None:  # RendererAgg.draw_text without its font lookup and shaping
+                self._agg_text(renderer, gc, x, y, glyphs)
+            elif pdf is not None:
+                self._pdf_text(pdf, gc, x, y, string, text)
+            else:
                 renderer.draw_text(gc, x, y, string, self._font, 0.0, mtext=text)
-            else:  # RendererAgg.draw_text without its font lookup and shaping
-                renderer._draw_text_glyphs_and_boxes(gc, x, y, 0.0, glyphs, [])
             gc.restore()
         self.stale = False
 
