@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -112,9 +113,14 @@ def write_figure_page(path: str | Path, png: str | Path, pdf: str | Path, headin
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body), encoding="utf-8"))
 
 
+# Tab. 4 marks the best system as Markdown bold (**4.17**); on the page it is bold, not asterisks.
+MARKDOWN_BOLD = re.compile(r"\*\*([^*<]+)\*\*")
+
+
 def write_table_page(path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path]) -> None:
     """A page with the table as HTML, the † note where a cell carries it, and the CSV and Markdown paths."""
     note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(frame) else ""
     names = ", ".join(f"<code>{html.escape(str(file))}</code>" for file in files)
-    body = f"{frame.to_html(index=False, na_rep='', border=0)}\n{note}<p>Files: {names}.</p>"
+    table = MARKDOWN_BOLD.sub(r"<b>\1</b>", frame.to_html(index=False, na_rep="", border=0))
+    body = f"{table}\n{note}<p>Files: {names}.</p>"
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body), encoding="utf-8"))
