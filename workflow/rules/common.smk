@@ -11,7 +11,8 @@ from snakemake.utils import validate
 sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the package, also without `pip install -e`
 # Jobs inherit this environment. OpenMP threads (torch, numba) that wait by spinning burn their core while the
 # thread they wait for is descheduled: on a machine busy with other work, torch's 2-thread encoder pass took
-# 2.3x the CPU time and 2-3x the wall time of waiting passively (bench/bench_thread_wait.py). Same results.
+# 2.3x the CPU time and 2-3x the wall time of waiting passively (bench/bench_thread_wait.py); on a quiet machine
+# passive waits cost 10-15 % of that pass's wall time. Same results.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, sha256sum
