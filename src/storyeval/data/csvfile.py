@@ -18,6 +18,17 @@ from storyeval.errors import InputError
 REFETCH = "fetch the released file again (delete the copy; the workflow fetches it from a mirror or the pinned URL)"
 
 
+def decode_utf8(raw: bytes, label: str, fix: str = REFETCH) -> str:
+    """`raw` as text; an empty file, or a byte that is not UTF-8 (named by its line), is one InputError."""
+    if not raw.strip():
+        raise InputError(f"{label}: the file is empty, line 1; fix: {REFETCH}")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError(f"{label}: line {line} (byte {error.start}) is not UTF-8 ({error.reason}); fix: {fix}") from error
+
+
 def read_csv_strings(path: str | Path, label: str | None = None, numbers: Iterable[str] = ()) -> pd.DataFrame:
     """Every cell of the CSV `path` as a string (no NA conversion), except the columns `numbers`, which must
     hold finite numbers; `label` starts each error (default: the path).
@@ -25,17 +36,7 @@ def read_csv_strings(path: str | Path, label: str | None = None, numbers: Iterab
     Refused: an empty file, bytes that are not UTF-8, a file pandas cannot tokenise (e.g. truncated inside a
     quoted field), a header without data rows, and a missing or non-finite number."""
     label = label or str(path)
-    raw = Path(path).read_bytes()
-    if not raw.strip():
-        raise InputError(f"{label}: the file is empty, line 1; fix: {REFETCH}")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = raw[: error.start].count(b"\n") + 1
-        raise InputError(
-            f"{label}: line {line} (byte {error.start}) is not UTF-8 ({error.reason}); "
-            "fix: re-save the file as UTF-8 or fetch the released file again"
-        ) from error
+    text = decode_utf8(Path(path).read_bytes(), label, "re-save the file as UTF-8 or fetch the released file again")
     try:
         frame = pd.read_csv(StringIO(text), dtype=str, keep_default_na=False)
     except pd.errors.ParserError as error:

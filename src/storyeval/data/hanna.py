@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import CODES, CRITERIA
-from storyeval.data.csvfile import REFETCH, read_csv_strings
+from storyeval.data.csvfile import REFETCH, decode_utf8, read_csv_strings
 from storyeval.data.registry import build_registry, is_metric_label, slugify
 from storyeval.errors import InputError
 
@@ -120,13 +120,7 @@ def released_registry(path: str | Path) -> pd.DataFrame:
     """The metric registry from the header line of a released score file alone (read at workflow start-up,
     after the file's checksum, so a damaged file is reported as such rather than as an odd header)."""
     with open(path, "rb") as handle:
-        line = handle.readline()
-    if not line.strip():
-        raise InputError(f"{path}: the file is empty, line 1; fix: {REFETCH}")
-    try:
-        header = next(csv.reader([line.decode("utf-8")]))
-    except UnicodeDecodeError as error:
-        raise InputError(f"{path}: line 1 (byte {error.start}) is not UTF-8 ({error.reason}); fix: {REFETCH}") from None
+        header = next(csv.reader([decode_utf8(handle.readline(), str(path))]))
     return build_registry([column for column in header if is_metric_label(column)], str(path))
 
 
