@@ -103,6 +103,6 @@ RENDER = {"criteria": heatmap, "metric_criteria": heatmap, "metric_metric": heat
           "bootstrap_f1": bootstrap_f1, "topk": topk, "violins": violins}
 for name, spec in params.figures.items():
     pdf, png = snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"]
-    save_figure(RENDER[spec["kind"]](spec), pdf, png, dpi=params.dpi)
-    write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi)
+    pixels = save_figure(RENDER[spec["kind"]](spec), pdf, png, dpi=params.dpi)
+    write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels)
     log.info("%s rendered", name)

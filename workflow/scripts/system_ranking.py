@@ -19,13 +19,14 @@ write_markdown(table, snakemake.output.md, title)
 write_table_page(snakemake.output.table_page, table, title, [snakemake.output.md, snakemake.output.csv])
 consensus = int((ranking.drop_duplicates("metric")["family"] == "consensus").sum())
 figure = rank_heatmap(matrix, f"{snakemake.wildcards.dataset}: system ranks by metric (1 = best)", consensus)
-save_figure(figure, snakemake.output.pdf, snakemake.output.png, dpi=snakemake.params.dpi)
+pixels = save_figure(figure, snakemake.output.pdf, snakemake.output.png, dpi=snakemake.params.dpi)
 write_figure_page(
     snakemake.output.page,
     snakemake.output.png,
     snakemake.output.pdf,
     figure_heading("system_ranking", snakemake.params.figure),
     snakemake.params.dpi,
+    pixels,
 )
 top = ranking[ranking["metric"] == "borda-all"].sort_values("rank")
 log.info(

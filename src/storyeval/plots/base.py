@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import seaborn as sns
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -76,8 +77,8 @@ def first_seen(values: pd.Series) -> list:
     return list(dict.fromkeys(values))
 
 
-def save_figure(fig: Figure, pdf_path: str | Path, png_path: str | Path, dpi: int = 200) -> None:
-    """Write `fig` as a vector PDF and a PNG, then close it.
+def save_figure(fig: Figure, pdf_path: str | Path, png_path: str | Path, dpi: int = 200) -> np.ndarray:
+    """Write `fig` as a vector PDF and a PNG, close it, and return the PNG's pixels (rows x columns x RGBA).
 
     Deterministic: time stamps and tool versions are dropped from the
     metadata, so the same figure gives the same bytes. The page is grown or
@@ -95,7 +96,9 @@ def save_figure(fig: Figure, pdf_path: str | Path, png_path: str | Path, dpi: in
         fig.set_layout_engine(None)
         fig.savefig(pdf_path, format="pdf", metadata=PDF_METADATA, bbox_inches=page)
         fig.savefig(png_path, format="png", metadata=PNG_METADATA, dpi=dpi, bbox_inches=page)
+    pixels = np.array(fig.canvas.buffer_rgba())  # the Agg canvas still holds what the PNG encoded
     fig.clear()
+    return pixels
 
 
 def tight_page(fig: Figure, pad_inches: float) -> Bbox:
