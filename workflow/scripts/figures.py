@@ -1,5 +1,6 @@
 """Render a family of figures (figures.smk): each as PDF and PNG, and its report page."""
 
+import time
 from functools import cache
 
 from storyeval.criteria import ordered_criteria
@@ -101,8 +102,14 @@ def violins(spec):
 
 RENDER = {"criteria": heatmap, "metric_criteria": heatmap, "metric_metric": heatmap, "williams": williams,
           "bootstrap_f1": bootstrap_f1, "topk": topk, "violins": violins}
+log.info("imports and set-up: %.2f CPU-s", time.process_time())
 for name, spec in params.figures.items():
     pdf, png = snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"]
-    pixels = save_figure(RENDER[spec["kind"]](spec), pdf, png, dpi=params.dpi)
+    start = time.process_time()
+    figure = RENDER[spec["kind"]](spec)
+    built = time.process_time()
+    pixels = save_figure(figure, pdf, png, dpi=params.dpi)
+    saved = time.process_time()
     write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels)
-    log.info("%s rendered", name)
+    log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,
+             time.process_time() - saved)
