@@ -204,6 +204,8 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
     ({"datasets.wp200.metrics": ["bleu"]}, "datasets.wp200.metrics: bleu needs ['reference'], which a "
                                            "storyer dataset lacks; fix: remove it"),
     ({"datasets.wp200.metrics": ["bleurt"]}, "datasets.wp200.metrics: unknown metric 'bleurt'; fix: use one of"),
+    ({"datasets.hanna-llm.metrics": ["datastats", "textstats"]}, "datasets.hanna-llm.metrics: datastats and "
+     "textstats both write column 'text-length'; fix: list one of them (datastats computes textstats's columns"),
     ({"metric_params.chrf": {"order": 6}}, "metric_params.chrf: unknown parameter(s) ['order']; fix: use"),
 ])
 def test_inconsistent_config(changes, message):
