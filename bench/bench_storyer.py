@@ -12,7 +12,7 @@ human scores (bootstrap 95 % CIs), for the learned columns and textstats' column
 published rows. The 1-minute load average before and after each step is recorded: other processes on the
 machine slow every number down. Usage:
 python bench/bench_storyer.py [--data DIR] [--threads 2] [--out DIR] [--batches 32,16,8] [--skip-training]
-Goals (issue 7): training under 5 min, scoring 1,000 stories under 2 min on 2 cores.
+Goals: training under 5 min, scoring 1,000 stories under 2 min on 2 cores.
 """
 
 from __future__ import annotations

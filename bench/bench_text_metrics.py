@@ -4,7 +4,7 @@ Reruns the metric jobs of one dataset with `--forcerun metric` on the given
 cores, then prints the wall time of the whole run and each job's time from its
 `benchmark:` file (process start, imports and resource loading included).
 Usage: python bench/bench_text_metrics.py [--dataset hanna-llm] [--cores 2]
-Goal (issue 4): under 60 s on 2 cores for all string metrics together.
+Goal: under 60 s on 2 cores for all string metrics together.
 """
 
 from __future__ import annotations

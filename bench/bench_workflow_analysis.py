@@ -42,10 +42,10 @@ def scratch_copy(work: Path) -> None:
 
 
 def package_seconds() -> dict[str, float]:
-    """bench_analysis.py's times, best of 3: the analyses (issue 2) and the statistics (issue 3)."""
+    """bench_analysis.py's times, best of 3: the analyses and the statistics."""
     output = subprocess.run([sys.executable, str(REPO / "bench/bench_analysis.py")],
                             capture_output=True, text=True, check=True).stdout
-    return {line.split(" (")[0]: float(line.split()[-2]) for line in output.splitlines() if line.startswith("issue")}
+    return {line.split(" (")[0]: float(line.split()[-2]) for line in output.splitlines() if line.startswith("total")}
 
 
 def job_times(work: Path) -> pd.DataFrame:
@@ -87,7 +87,7 @@ def main() -> None:
     print(f"workflow wall {wall:.1f} s, CPU {cpu:.1f} s (Snakemake and all jobs) at --cores {args.cores}")
     package = {"given": args.package_seconds} if args.package_seconds else package_seconds()
     if len(package) > 1:
-        package["issue 2 + 3"] = sum(package.values())
+        package["analyses + statistics"] = sum(package.values())
     for name, seconds in package.items():
         print(
             f"package {name}: {seconds:.2f} s; workflow wall / package {wall / seconds:.1f}x, "
