@@ -102,7 +102,8 @@ def pearson_null(
     a, b = z[..., first], z[..., second]
     weights = swap[..., 0].astype(float)
     if grouping == "system":
-        shift = np.einsum("bps,psq->bsq", weights, b - a) / z.shape[0]
+        # sum over prompts of w [B, P] @ (b - a) [P, Q], one BLAS product per system (einsum does not use BLAS)
+        shift = np.matmul(weights.transpose(2, 0, 1), (b - a).transpose(1, 0, 2)).transpose(1, 0, 2) / z.shape[0]
         mean_a, mean_b, g = a.mean(axis=0), b.mean(axis=0), human.mean(axis=0)
         return (correlate(mean_a + shift, g, "pearson") - correlate(mean_b - shift, g, "pearson"))[..., 0]
     ga, gb, g = grouped_arrays(a, grouping), grouped_arrays(b, grouping), grouped_arrays(human, grouping)
