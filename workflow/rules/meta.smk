@@ -61,6 +61,8 @@ rule judge_scores:
         registry="results/hanna/judges/metrics.csv",
     log:
         "logs/judge_scores.log",
+    benchmark:
+        "benchmarks/judge_scores.tsv"
     conda:
         CORE_ENV
     params:
@@ -175,6 +177,8 @@ rule meta_best:
         ),
     log:
         "logs/meta_best/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/meta_best/{dataset}/{scoreset}.tsv"
     conda:
         CORE_ENV
     params:
@@ -243,6 +247,8 @@ rule williams_bh:
         "results/{dataset}/{scoreset}/williams_bh.csv",
     log:
         "logs/williams_bh/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/williams_bh/{dataset}/{scoreset}.tsv"
     conda:
         CORE_ENV
     params:

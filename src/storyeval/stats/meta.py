@@ -177,22 +177,24 @@ def perm_both_table(
 def boot_both_table(
     meta: MetaSet, grouping_name: str, coefficient: str, n_resamples: int, seed: int, confidence: float
 ) -> pd.DataFrame:
-    """BOOT-BOTH percentile intervals of every column's correlation with its criterion, one grouping."""
-
-    def compute(human, metrics):
-        return permutation.boot_both(
-            human.values,
-            metrics.values,
-            metrics.names,
-            human.names,
-            grouping_name,
-            coefficient,
-            n_resamples,
-            seed,
-            confidence,
-        )
-
-    table = per_criterion(meta, compute)
+    """BOOT-BOTH percentile intervals of every column's correlation with its criterion, one grouping. The
+    resamples are drawn once for all columns and criteria (each metric column serves six criteria), then each
+    criterion keeps its columns (MetaSet.columns)."""
+    names, criteria = meta.metrics.names, meta.human.names
+    table = permutation.boot_both(
+        meta.human.values,
+        meta.metrics.values,
+        names,
+        criteria,
+        grouping_name,
+        coefficient,
+        n_resamples,
+        seed,
+        confidence,
+    ).set_index(["criterion", "metric"], drop=False)
+    table = meta.labelled(
+        pd.concat([table.loc[criterion].loc[meta.columns(criterion)] for criterion in criteria], ignore_index=True)
+    )
     table.insert(0, "coefficient", coefficient)
     table.insert(0, "grouping", grouping_name)
     return table
