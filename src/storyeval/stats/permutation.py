@@ -44,6 +44,7 @@ from storyeval.stats.kendall import CALIBRATED
 
 FLOAT_TOL = 1e-12
 CELLS_PER_CHUNK = 2**22
+PERM_CELLS_PER_CHUNK = 2**18  # PERM-BOTH: arrays that stay in cache (item grouping: 2x faster than 2**22)
 
 
 def _check(human: np.ndarray, metrics: np.ndarray, names: list[str], coefficient: str, n: int, what: str) -> None:
@@ -165,7 +166,7 @@ def perm_both(
     for start in range(0, n_permutations, block):
         swap = masks[start : start + block]
         # Pearson's arrays are [groups, B, 3 pairs]; the others' [B, P, S, pairs] and their pair signs.
-        chunk = max(1, CELLS_PER_CHUNK // (len(swap) * prompts * (1 if coefficient == "pearson" else systems)))
+        chunk = max(1, PERM_CELLS_PER_CHUNK // (len(swap) * prompts * (1 if coefficient == "pearson" else systems)))
         for offset in range(0, len(active), chunk):
             pairs = active[offset : offset + chunk]
             if coefficient == "pearson":
