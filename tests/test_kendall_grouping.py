@@ -54,6 +54,29 @@ def test_tau_b_and_c_match_scipy_with_ties(variant, scipy_variant):
     assert np.isnan(ours[3]).all()
 
 
+@pytest.mark.parametrize("n", [kendall.SORT_FROM, 97])
+def test_sorted_counts_equal_a_pair_loop_and_the_pair_matrices(n):
+    """The O(n log n) counts of long vectors (sorted_counts) are the same integers as the loop over pairs and as
+    all_pair_counts, batched over groups; tau-b and tau-c from them match scipy's."""
+    rng = np.random.default_rng(n)
+    x, y = _tied(rng, (2, n, 4), 6), _tied(rng, (2, n, 2), 3)
+    x[0, :, 1] = rng.normal(size=n)  # no ties
+    x[1, :, 2] = 1.0  # constant
+    fast, slow = kendall.sorted_counts(x, y), kendall.all_pair_counts(x, y, np.asarray(0.0))
+    for field in ("s", "ties_both", "ties_metric", "ties_human"):
+        np.testing.assert_array_equal(getattr(fast, field), getattr(slow, field))
+    for g, a, b in itertools.product(range(2), range(4), range(2)):
+        con, dis, tm, th, tb = _pair_loop(x[g, :, a], y[g, :, b])
+        assert (fast.s[g, a, b], fast.ties_both[g, a, b]) == (con - dis, tb)
+        assert (fast.ties_metric[g, a, 0], fast.ties_human[g, 0, b]) == (tm + tb, th + tb)
+    with np.errstate(invalid="ignore"):
+        for variant in ("b", "c"):
+            expected = stats.kendalltau(x[0, :, 0], y[0, :, 1], variant=variant).statistic
+            assert kendall.kendall(x, y, f"tau_{variant}")[0, 0, 1] == pytest.approx(expected, abs=1e-12)
+    x[0, 3, 0] = np.nan  # NaN: the pair matrices, NaN out as before
+    assert np.isnan(kendall.kendall(x, y, "tau_b")[0, 0]).all()
+
+
 @pytest.mark.parametrize("variant", kendall.CALIBRATED)
 def test_tau_23_and_acc23_match_a_pair_loop_at_any_epsilon(variant):
     rng = np.random.default_rng(2)

@@ -14,17 +14,26 @@ from storyeval.data.hanna_judges import TASKS
 from workflow_helpers import make_workdir, run_snakemake
 
 BASE = "results/hanna/released"
-SMALL = {"meta.n_permutations": 50, "meta.n_resamples": 50}
+SMALL = {"meta.n_permutations": 50, "meta.n_resamples": 50, "figures.p_values": "bh"}
+WILLIAMS_PAGE = "report/fig33_williams_system_relevance.html"
 TARGETS = [
     f"{BASE}/tables/meta_best.csv",
     f"{BASE}/meta/correlations.csv",
     f"{BASE}/meta/pairwise.csv",
     f"{BASE}/williams_bh.csv",
+    f"{BASE}/meta/williams_judges.csv",
+    f"{BASE}/tables/meta_consensus.csv",
+    f"{BASE}/{WILLIAMS_PAGE}",
 ]
 OUTPUTS = [
     "meta/correlations.csv",
     "meta/pairwise.csv",
     "williams_bh.csv",
+    "meta/williams_judges.csv",
+    "meta/consensus.csv",
+    "meta/consensus_summary.csv",
+    "tables/meta_consensus.csv",
+    "tables/meta_consensus.md",
     "tables/meta_best.csv",
     "tables/meta_best.md",
     "figures/meta_best.pdf",
@@ -77,6 +86,17 @@ def test_meta_outputs(runs):
     assert (williams["p_bh"].dropna() >= williams["p"][williams["p_bh"].notna()] - 1e-12).all()
     best = read(workdir, "tables/meta_best.csv")
     assert set(best["kind"]) == {"metric", "LLM judge"} and best["rank"].min() == 1
+    consensus = read(workdir, "meta/consensus.csv")
+    assert consensus.groupby("level").size().eq(72 + 20 + 20).all()  # metrics, judge x task, judge averages
+    assert list(dict.fromkeys(consensus["level"])) == ["none", "item", "system", "all"]
+    assert consensus.groupby("level")["kemeny_rank"].apply(lambda rank: sorted(rank) == list(range(1, 113))).all()
+    summary = read(workdir, "meta/consensus_summary.csv")
+    assert (summary["kemeny_score"] <= summary["borda_score"]).all()
+    tests = read(workdir, "meta/williams_judges.csv")
+    judged = tests["family"].eq("llm-judge") != tests["metric_b"].isin(judges["metric"])  # exactly one a judge
+    assert judged.all() and (tests["p_bh"] >= tests["p"] - 1e-12).all()
+    assert tests.groupby(["grouping", "criterion"]).size().eq(40 * 5 * 2).all()  # 40 judge columns x best 5, both ways
+    assert "Pearson r, Relevance, BH-adjusted p" in (workdir / BASE / WILLIAMS_PAGE).read_text()
 
 
 @pytest.mark.slow

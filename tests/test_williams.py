@@ -1,6 +1,8 @@
+import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -115,3 +117,30 @@ def test_full_size_table_vectorised():
     a, b, c = int(row.metric_a[1:]), int(row.metric_b[1:]), int(row.criterion[1:])
     oriented = r_mm[a, b] * np.sign(r_mc[a, c]) * np.sign(r_mc[b, c])
     assert (row.t, row.p) == pytest.approx(scalar_williams(abs(r_mc[a, c]), abs(r_mc[b, c]), oriented, 10))
+
+
+def test_williams_figure_matrix_shows_raw_or_bh_adjusted_p():
+    """figures.p_values: raw p as the paper, or bh, adjusted within one level and criterion (williams_bh.csv)."""
+    from scipy.stats import false_discovery_control
+
+    from storyeval.plots.heatmaps import williams_matrix
+    from storyeval.stats.fdr import with_bh
+
+    rng = np.random.default_rng(5)
+    human, metrics = rng.normal(size=(6, 10, 2)), rng.normal(size=(6, 10, 4))
+    names, criteria = ["m0", "m1", "m2", "m3"], ["Relevance", "Coherence"]
+    tables = [williams_table(*williams_inputs(human, metrics, level), names, criteria, level)
+              for level in ("story", "system")]
+    table = with_bh(pd.concat(tables, ignore_index=True), "p", ["level", "criterion"])
+    order = ["m2", "m0", "m3", "m1"]
+    rows = table[(table["level"] == "system") & (table["criterion"] == "Coherence")]
+    raw = williams_matrix(table, "system", "Coherence", order)
+    adjusted = williams_matrix(table, "system", "Coherence", order, "bh")
+    expected = dict(zip(zip(rows["metric_a"], rows["metric_b"]), false_discovery_control(rows["p"])))
+    for a, b in itertools.permutations(order, 2):
+        assert raw.loc[a, b] == rows.set_index(["metric_a", "metric_b"]).loc[(a, b), "p"]
+        assert adjusted.loc[a, b] == pytest.approx(expected[(a, b)], rel=1e-12)
+    assert list(adjusted.index) == order and np.isnan(np.diag(adjusted.to_numpy())).all()
+    assert (adjusted.to_numpy() >= raw.to_numpy() - 1e-15)[~np.eye(4, dtype=bool)].all()
+    with pytest.raises(InputError, match="williams_bh.csv"):
+        williams_matrix(table.drop(columns="p_bh"), "system", "Coherence", order, "bh")

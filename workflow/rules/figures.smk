@@ -41,6 +41,7 @@ def williams_figures(criteria):
             "level": level,
             "criterion": criterion,
             "subset": subset,
+            "p_values": config["figures"]["p_values"],
         }
         for level, numbers in WILLIAMS_NUMBERS.items()
         for index, criterion in enumerate(criteria)
@@ -245,7 +246,8 @@ FIGURE_INPUTS = {  # what each kind of figure reads
 INPUT_PATHS = {
     "correlations": "results/{dataset}/{scoreset}/correlations.csv",
     "registry": "results/{dataset}/{scoreset}/metrics.csv",
-    "williams": "results/{dataset}/{scoreset}/williams.csv",
+    # figures.p_values bh: the p-values that williams_bh adjusts per level and criterion (Benjamini & Hochberg 1995)
+    "williams": f"results/{{dataset}}/{{scoreset}}/williams{'_bh' * (config['figures']['p_values'] == 'bh')}.csv",
     "f1": "results/{dataset}/{scoreset}/bootstrap_f1.csv",
     "topk": "results/{dataset}/{scoreset}/topk.csv",
     "stories": "results/{dataset}/data/stories.csv",

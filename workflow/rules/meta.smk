@@ -5,6 +5,7 @@
 META = config["meta"]
 META_BASE = "results/{dataset}/{scoreset}/meta"
 META_TITLE = "Which LLM judge and which metric agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
+CONSENSUS_TITLE = "Best LLM judges and metrics by Kemeny consensus of their rankings per criterion (Borda beside)"
 
 
 def with_judges(dataset, scoreset):
@@ -21,6 +22,17 @@ def meta_inputs(wildcards):
     return inputs
 
 
+def consensus_inputs(wildcards):
+    """The meta correlations and the registries of their columns (the judges' beside HANNA's released scores)."""
+    inputs = {
+        "correlations": f"{META_BASE}/correlations.csv".format(**wildcards),
+        "registry": f"results/{wildcards.dataset}/{wildcards.scoreset}/metrics.csv",
+    }
+    if with_judges(wildcards.dataset, wildcards.scoreset):
+        inputs["judge_registry"] = "results/hanna/judges/metrics.csv"
+    return inputs
+
+
 def meta_targets(dataset, scoreset):
     base = META_BASE.format(dataset=dataset, scoreset=scoreset)
     top = f"results/{dataset}/{scoreset}"
@@ -29,9 +41,11 @@ def meta_targets(dataset, scoreset):
         f"{base}/pairwise.csv",
         *expand(f"{base}/{{name}}_{{grouping}}.csv", name=["perm_both", "clusters"], grouping=META["groupings"]),
         f"{top}/williams_bh.csv",
-        *[f"{top}/tables/meta_best.{ext}" for ext in ("csv", "md")],
+        *([f"{base}/williams_judges.csv"] if with_judges(dataset, scoreset) else []),
+        *[f"{base}/{name}.csv" for name in ("consensus", "consensus_summary")],
+        *[f"{top}/tables/{name}.{ext}" for name in ("meta_best", "meta_consensus") for ext in ("csv", "md")],
         *[f"{top}/figures/meta_best.{ext}" for ext in ("pdf", "png")],
-        *[report_page(top, name) for name in ("meta_best", "meta_best_table")],
+        *[report_page(top, name) for name in ("meta_best", "meta_best_table", "meta_consensus_table")],
     ]
 
 
@@ -47,6 +61,8 @@ rule judge_scores:
         registry="results/hanna/judges/metrics.csv",
     log:
         "logs/judge_scores.log",
+    benchmark:
+        "benchmarks/judge_scores.tsv"
     conda:
         CORE_ENV
     params:
@@ -161,6 +177,8 @@ rule meta_best:
         ),
     log:
         "logs/meta_best/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/meta_best/{dataset}/{scoreset}.tsv"
     conda:
         CORE_ENV
     params:
@@ -173,6 +191,55 @@ rule meta_best:
         "../scripts/meta_best.py"
 
 
+rule meta_consensus:
+    input:
+        unpack(consensus_inputs),
+    output:
+        consensus=f"{META_BASE}/consensus.csv",
+        summary=f"{META_BASE}/consensus_summary.csv",
+        csv="results/{dataset}/{scoreset}/tables/meta_consensus.csv",
+        md="results/{dataset}/{scoreset}/tables/meta_consensus.md",
+        table_page=report_entry(
+            report_page("results/{dataset}/{scoreset}", "meta_consensus_table"),
+            "meta_consensus",
+            "Tables",
+            {"Table": "Meta", "Shows": "Kemeny and Borda consensus of LLM judges and metrics"},
+        ),
+    log:
+        "logs/meta_consensus/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/meta_consensus/{dataset}/{scoreset}.tsv"
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("meta_consensus.py"),
+        coefficients=META["consensus_coefficients"],
+        kemeny=config["stats"]["kemeny"],
+        top=META["top"],
+        title=CONSENSUS_TITLE,
+    script:
+        "../scripts/meta_consensus.py"
+
+
+rule meta_williams_judges:
+    input:
+        unpack(meta_inputs),
+    output:
+        f"{META_BASE}/williams_judges.csv",
+    log:
+        "logs/meta_williams_judges/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/meta_williams_judges/{dataset}/{scoreset}.tsv"
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("meta_williams_judges.py"),
+        reference_system=HANNA["reference_system"],
+        meta=META,
+    script:
+        "../scripts/meta_williams_judges.py"
+
+
 rule williams_bh:
     input:
         "results/{dataset}/{scoreset}/williams.csv",
@@ -180,6 +247,8 @@ rule williams_bh:
         "results/{dataset}/{scoreset}/williams_bh.csv",
     log:
         "logs/williams_bh/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/williams_bh/{dataset}/{scoreset}.tsv"
     conda:
         CORE_ENV
     params:

@@ -7,7 +7,7 @@ from storyeval.criteria import ordered_criteria
 from storyeval.data.registry import present_metrics, resolve_metrics
 from storyeval.io import log_to, read_table
 from storyeval.plots.base import save_figure
-from storyeval.plots.heatmaps import correlation_heatmap, f1_heatmap, pvalue_heatmap
+from storyeval.plots.heatmaps import correlation_heatmap, f1_heatmap, pvalue_heatmap, williams_matrix
 from storyeval.plots.pages import figure_heading, write_figure_page
 from storyeval.plots.panels import rating_violins, topk_lines
 
@@ -67,13 +67,13 @@ def heatmap(spec):
 
 
 def williams(spec):
-    """Fig. 27-38: Williams-test p-values (%), metric A (rows) beating metric B (columns)."""
-    rows = table("williams")
-    rows = rows[(rows["level"] == spec["level"]) & (rows["criterion"] == spec["criterion"])]
-    order = metric_order(spec)
-    matrix = rows.pivot(index="metric_a", columns="metric_b", values="p").reindex(index=order, columns=order)
+    """Fig. 27-38: Williams-test p-values (%), metric A (rows) beating metric B (columns); raw as in the paper or,
+    with figures.p_values bh, BH-adjusted within the level and criterion (williams_bh.csv)."""
+    adjusted = spec.get("p_values") == "bh"
+    matrix = williams_matrix(table("williams"), spec["level"], spec["criterion"], metric_order(spec),
+                             spec.get("p_values", "raw"))
     matrix = matrix.rename(index=labels(), columns=labels())
-    title = (f"Williams test p-values (%), {spec['level']} level, {spec['criterion']}: "
+    title = (f"Williams test {'BH-adjusted ' * adjusted}p-values (%), {spec['level']} level, {spec['criterion']}: "
              "row metric > column metric (Pearson)")
     return pvalue_heatmap(matrix, title)
 

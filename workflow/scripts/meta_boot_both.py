@@ -1,9 +1,10 @@
 """BOOT-BOTH confidence intervals of every metric's and LLM judge's correlation, one grouping."""
 
 from storyeval.io import log_to, write_csv
-from storyeval.stats.meta import boot_both_table, load_meta
+from storyeval.stats.meta import boot_both_table, load_meta, one_blas_thread
 
 log = log_to(snakemake.log[0])
+one_blas_thread()
 meta = load_meta(snakemake.input, snakemake.params.reference_system)
 p = snakemake.params.meta
 table = boot_both_table(

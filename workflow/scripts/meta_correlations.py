@@ -1,9 +1,10 @@
 """Correlations of every metric and LLM judge with its criteria, by grouping and Kendall variant."""
 
 from storyeval.io import log_to, write_csv
-from storyeval.stats.meta import correlation_table, load_meta
+from storyeval.stats.meta import correlation_table, load_meta, one_blas_thread
 
 log = log_to(snakemake.log[0])
+one_blas_thread()
 meta = load_meta(snakemake.input, snakemake.params.reference_system)
 p = snakemake.params.meta
 table = correlation_table(meta, p["groupings"], p["coefficients"], p["calibrate_none"])

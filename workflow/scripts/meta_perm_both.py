@@ -1,9 +1,10 @@
 """PERM-BOTH tests with BH-adjusted p-values and WMT significance clusters, one grouping."""
 
 from storyeval.io import log_to, write_csv
-from storyeval.stats.meta import load_meta, perm_both_table
+from storyeval.stats.meta import load_meta, one_blas_thread, perm_both_table
 
 log = log_to(snakemake.log[0])
+one_blas_thread()
 meta = load_meta(snakemake.input, snakemake.params.reference_system)
 p, grouping = snakemake.params.meta, snakemake.wildcards.grouping
 early = p["early_stop"] and (p["early_stop"]["below"], p["early_stop"]["above"])

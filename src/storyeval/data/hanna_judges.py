@@ -8,12 +8,15 @@ storyeval.data.hanna.read_wide / parse_cell like the metric columns).
 
 The task number is the evaluation prompt ("Eval-Prompt") the judge was given.
 The authors' notebook (data_visualization.ipynb, dig-team/hanna-benchmark-asg
-at 282f275) reads the answers as "Task 0".."Task 3" and names the columns
-1..4 (GRADES_LABELS, `for i in [1,2,3,4]`), i.e. column task k = notebook
-Task k-1; it does not describe them, nor does the README. The paper does
-(Sec. 3, "Eval-Prompts"): 1 simple rating; 2 rating with explanation; 3 rating
-with explanation and the annotation guidelines given to the human raters;
-4 rating with explanation and the human reference story of the prompt.
+at 282f275) names the columns 1..4 (cell 7: GRADES_LABELS, `for i in
+[1,2,3,4]`) and reads the answers as "Task 0".."Task 3" (cells 12-22:
+`answers[i][c]["Task {task_id}"]`, `for task_id in range(4)`), i.e. column
+task k = notebook Task k-1. Neither the notebook nor the README (checked at
+282f275; the raw answers of llm_answers/ were too large to read) says what
+a task is; the paper does (Sec. 3, "Eval-Prompts"), and TASKS follows
+it: 1 simple rating; 2 rating with explanation; 3 rating with explanation and
+the annotation guidelines given to the human raters; 4 rating with
+explanation and the human reference story of the prompt.
 
 The released values are the judge's mean over its tries; some lie below the
 1-5 scale (down to -1, e.g. 80 of Mistral-7B's SU task-1 stories), apparently

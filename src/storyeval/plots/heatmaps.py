@@ -346,6 +346,24 @@ def correlation_heatmap(
     return _annotated_heatmap(shown, shown.to_numpy(), title, _correlation_cmap(), 0.0, 100.0, hidden, rule)
 
 
+P_VALUES = {"raw": "p", "bh": "p_bh"}  # config figures.p_values -> column of williams_bh.csv
+
+
+def williams_matrix(
+    williams: pd.DataFrame, level: str, criterion: str, metrics: list[str], p_values: str = "raw"
+) -> pd.DataFrame:
+    """One Williams figure's p-values: metric A (rows) beating metric B (columns), `metrics` (slugs) in order.
+    `p_values` "raw" (the paper) or "bh": Benjamini-Hochberg adjusted within the level and criterion (the p_bh
+    column of williams_bh.csv)."""
+    column = P_VALUES[p_values]
+    if column not in williams:
+        raise InputError(
+            f"williams_matrix: no column {column!r} for figures.p_values {p_values}; fix: pass williams_bh.csv"
+        )
+    rows = williams[(williams["level"] == level) & (williams["criterion"] == criterion)]
+    return rows.pivot(index="metric_a", columns="metric_b", values=column).reindex(index=metrics, columns=metrics)
+
+
 def pvalue_heatmap(matrix: pd.DataFrame, title: str, alpha: float = SIGNIFICANCE) -> Figure:
     """Williams-test p-values (HANNA Fig. 27-38): rows metric A, columns metric B, p of "A beats B".
 

@@ -66,7 +66,7 @@ th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }"""
 def figure_labels(name: str, spec: dict) -> dict[str, str]:
     """The columns of a figure in the report's list: number, what it shows, level, coefficient, metrics."""
     if spec["kind"] == "williams":
-        measure = f"Pearson r, {spec['criterion']}"
+        measure = f"Pearson r, {spec['criterion']}{', BH-adjusted p' * (spec.get('p_values') == 'bh')}"
     else:
         measure = COEFFICIENTS.get(spec.get("coefficient"), "–")
     number = f"Fig. {name[3:5]}" if name.startswith("fig") else "–"  # zero-padded: the report sorts the labels as text

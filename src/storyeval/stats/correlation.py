@@ -12,6 +12,8 @@ import numpy as np
 from scipy import stats
 from scipy.stats import rankdata
 
+from storyeval.stats.kendall import kendall
+
 COEFFICIENTS = ("pearson", "spearman", "kendall")
 SYSTEM_TIES = ("merged", "authors")
 BACKENDS = ("vectorised", "scipy")
@@ -39,17 +41,6 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return np.clip(r, -1.0, 1.0)
 
 
-def _kendall_tau_b(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # tau-b = sum sign(dx) sign(dy) / sqrt(#pairs untied in x * #pairs untied in y)
-    i, j = np.triu_indices(x.shape[-2], k=1)
-    sx = np.sign(x[..., i, :] - x[..., j, :])
-    sy = np.sign(y[..., i, :] - y[..., j, :])
-    untied_x = (sx**2).sum(axis=-2)
-    untied_y = (sy**2).sum(axis=-2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.einsum("...na,...nb->...ab", sx, sy) / np.sqrt(untied_x[..., :, None] * untied_y[..., None, :])
-
-
 def correlate(x: np.ndarray, y: np.ndarray, coefficient: str) -> np.ndarray:
     """Correlate every column of `x` [..., n, A] with every column of `y` [..., n, B] over axis n.
 
@@ -64,8 +55,8 @@ def correlate(x: np.ndarray, y: np.ndarray, coefficient: str) -> np.ndarray:
         return _pearson(x, y)
     if coefficient == "spearman":
         return _pearson(rankdata(x, axis=-2), rankdata(y, axis=-2))
-    if coefficient == "kendall":
-        return _kendall_tau_b(x, y)
+    if coefficient == "kendall":  # tau-b from exact pair counts: by sorting for long vectors (kendall.pair_counts)
+        return kendall(x, y, "tau_b")
     raise ValueError(f"unknown coefficient {coefficient!r}; choose one of {COEFFICIENTS}")
 
 

@@ -18,14 +18,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from storyeval.data.hanna_judges import FAMILY, judges_for
+from storyeval.data.hanna_judges import AVERAGE, FAMILY, judges_for
 from storyeval.data.load import load_cubes
+from storyeval.data.registry import slugify
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
 from storyeval.io import read_table
 from storyeval.stats import fdr, grouping, pairwise, permutation
 from storyeval.stats.bootstrap import oriented
+from storyeval.stats.kemeny import kemeny_table
 from storyeval.stats.kendall import CALIBRATED
+from storyeval.stats.ranking import borda
+from storyeval.stats.williams import williams_inputs, williams_table
 
 LABELS = ["label", "family"]  # registry columns copied beside each row's metric slug
 
@@ -173,22 +177,24 @@ def perm_both_table(
 def boot_both_table(
     meta: MetaSet, grouping_name: str, coefficient: str, n_resamples: int, seed: int, confidence: float
 ) -> pd.DataFrame:
-    """BOOT-BOTH percentile intervals of every column's correlation with its criterion, one grouping."""
-
-    def compute(human, metrics):
-        return permutation.boot_both(
-            human.values,
-            metrics.values,
-            metrics.names,
-            human.names,
-            grouping_name,
-            coefficient,
-            n_resamples,
-            seed,
-            confidence,
-        )
-
-    table = per_criterion(meta, compute)
+    """BOOT-BOTH percentile intervals of every column's correlation with its criterion, one grouping. The
+    resamples are drawn once for all columns and criteria (each metric column serves six criteria), then each
+    criterion keeps its columns (MetaSet.columns)."""
+    names, criteria = meta.metrics.names, meta.human.names
+    table = permutation.boot_both(
+        meta.human.values,
+        meta.metrics.values,
+        names,
+        criteria,
+        grouping_name,
+        coefficient,
+        n_resamples,
+        seed,
+        confidence,
+    ).set_index(["criterion", "metric"], drop=False)
+    table = meta.labelled(
+        pd.concat([table.loc[criterion].loc[meta.columns(criterion)] for criterion in criteria], ignore_index=True)
+    )
     table.insert(0, "coefficient", coefficient)
     table.insert(0, "grouping", grouping_name)
     return table
@@ -206,6 +212,110 @@ def best_table(intervals: pd.DataFrame, clusters: pd.DataFrame, top: int = 1) ->
     rows = rows.sort_values(["order", "kind", "r", "metric"], ascending=[True, True, False, True], kind="stable")
     best = rows.groupby(keys + ["kind"], sort=False).head(top)
     return best[keys + ["kind", "metric", "label", "family", "r", "ci_low", "ci_high", "rank", "rank1_size"]]
+
+
+def ranked_items(registry: pd.DataFrame) -> pd.DataFrame:
+    """slug -> item, label, family: what a consensus ranking ranks. A judge's ratings of the six criteria are one
+    item (judge x task), ranked in each criterion's ranking by the rating of that criterion, so that every ranking
+    holds every item as Borda and Kemeny need; its Average is an item of its own. Metrics are their own items."""
+    items = registry[["slug", "label", "family"]].assign(item=registry["slug"])
+    if "judge" in registry:
+        rated = (registry["family"] == FAMILY) & (registry["criterion"] != AVERAGE)
+        judge, task = registry.loc[rated, "judge"], registry.loc[rated, "task"].astype(int).astype(str)
+        items.loc[rated, "item"] = judge.map(slugify) + "-t" + task
+        items.loc[rated, "label"] = judge + " (task " + task + ")"
+    return items
+
+
+def consensus_tables(
+    correlations: pd.DataFrame,
+    registry: pd.DataFrame,
+    coefficients: list[str],
+    dp_limit: int,
+    ilp_time_limit: float,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Borda counts and Kemeny consensus of the metrics and LLM judges (`ranked_items`), one ranking per grouping,
+    `coefficients` member and criterion of meta/correlations.csv; per grouping and over all groupings ('all').
+
+    Returns (consensus: level, item, label, family, kemeny_rank, borda, borda_rank; summary: kemeny_table's)."""
+    missing = sorted(set(coefficients) - set(correlations["coefficient"]))
+    if missing:
+        raise InputError(
+            f"meta consensus: coefficient(s) {missing} not in meta/correlations.csv; fix: add them to config "
+            "meta.coefficients or drop them from meta.consensus_coefficients"
+        )
+    items = ranked_items(registry).set_index("slug")
+    rows = correlations[correlations["coefficient"].isin(coefficients)]
+    frame = pd.DataFrame(
+        {
+            "level": rows["grouping"],
+            "coefficient": rows["coefficient"],
+            "x": rows["metric"].map(items["item"]),
+            "y": rows["criterion"],
+            "r": rows["r"],
+        }
+    )
+    groupings = list(dict.fromkeys(frame["level"]))
+    levels = {name: [name] for name in groupings} | {"all": groupings}
+    consensus, summary = kemeny_table(frame, levels, dp_limit, ilp_time_limit)
+    counts = borda(frame, levels).rename(columns={"metric": "item", "rank": "borda_rank"})
+    consensus = consensus.rename(columns={"metric": "item"}).merge(
+        counts[["level", "item", "borda"]], on=["level", "item"], validate="1:1"
+    )
+    labels = items.drop_duplicates("item").set_index("item")[["label", "family"]]
+    for offset, name in enumerate(["label", "family"]):
+        consensus.insert(2 + offset, name, consensus["item"].map(labels[name]))
+    columns = ["level", "item", "label", "family", "kemeny_rank", "borda", "borda_rank"]
+    return consensus[columns], summary
+
+
+def best_consensus(consensus: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The `top` metrics and `top` LLM judges of each consensus level, by Kemeny rank."""
+    kind = np.where(consensus["family"] == FAMILY, "LLM judge", "metric")
+    table = consensus.assign(kind=kind, level_order=consensus.groupby("level", sort=False).ngroup())
+    table = table.sort_values(["level_order", "kind", "kemeny_rank"], kind="stable")
+    table = table.groupby(["level", "kind"], sort=False).head(top)
+    return table[["level", "kind", "kemeny_rank", "item", "label", "family", "borda", "borda_rank"]]
+
+
+# meta grouping -> williams_inputs (level, story_mode): Pearson over all stories (n = P x S), per prompt (mean r,
+# n = S), over the system means (n = S).
+WILLIAMS_MODES = {"none": ("story", "pooled"), "item": ("story", "per_prompt"), "system": ("system", "pooled")}
+
+
+def judge_williams_table(meta: MetaSet, groupings: list[str], best_k: int) -> pd.DataFrame:
+    """Williams tests (Pearson, one-sided) of every LLM-judge column against each of the `best_k` metrics with the
+    largest |r|, both ways (judge > metric, metric > judge), per grouping and criterion, with BH-adjusted p-values
+    (one family per grouping and criterion, as Chhun, Suchanek & Clavel 2024 adjust theirs)."""
+    tables = []
+    judged = set(meta.registry.loc[meta.registry["family"] == FAMILY, "slug"])
+    for grouping_name in groupings:
+        level, story_mode = WILLIAMS_MODES[grouping_name]
+        for criterion in meta.human.names:
+            human, metrics = meta.cubes(criterion)
+            r_mc, r_mm, n = williams_inputs(human.values, metrics.values, level, story_mode)
+            is_judge = np.isin(metrics.names, list(judged))
+            strength = np.where(np.isnan(r_mc[:, 0]) | is_judge, -np.inf, np.abs(r_mc[:, 0]))
+            best = set(np.asarray(metrics.names)[np.argsort(-strength, kind="stable")[:best_k]])
+            table = williams_table(r_mc, r_mm, n, metrics.names, [criterion], level)
+            a_judge, b_judge = table["metric_a"].isin(judged), table["metric_b"].isin(judged)
+            keep = (a_judge & table["metric_b"].isin(best)) | (b_judge & table["metric_a"].isin(best))
+            table = fdr.with_bh(table[keep].reset_index(drop=True), "p")
+            table.insert(0, "grouping", grouping_name)
+            tables.append(table)
+    table = meta.labelled(pd.concat(tables, ignore_index=True), "metric_a")
+    labels = meta.registry.set_index("slug")["label"]
+    table.insert(table.columns.get_loc("metric_b") + 1, "label_b", table["metric_b"].map(labels).to_numpy())
+    return table
+
+
+def one_blas_thread():
+    """Limit the loaded BLAS libraries to one thread for the rest of the process. The workflow runs its jobs side
+    by side on the cores, where threaded OpenBLAS only contends (PERM-BOTH's per-system products on 2 busy cores:
+    3 CPU-ms with one thread, 21 threaded), and one thread sums in the same order whatever --cores."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(1)
 
 
 def load_meta(paths, reference_system: str | None) -> MetaSet:

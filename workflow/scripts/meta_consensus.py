@@ -1,0 +1,26 @@
+"""Borda counts and Kemeny consensus of the metrics and LLM judges over the meta correlations; the best of each
+family as a table for people."""
+
+import pandas as pd
+
+from storyeval.io import log_to, read_table, write_csv, write_markdown
+from storyeval.plots.pages import write_table_page
+from storyeval.stats.meta import best_consensus, consensus_tables
+
+log = log_to(snakemake.log[0])
+out, p = snakemake.output, snakemake.params
+correlations = read_table(snakemake.input.correlations, ["grouping", "coefficient", "metric", "criterion", "r"])
+registry = read_table(snakemake.input.registry, ["slug", "label", "family"])
+if "judge_registry" in snakemake.input.keys():
+    judges = read_table(snakemake.input.judge_registry, ["slug", "label", "family", "judge", "criterion", "task"])
+    registry = pd.concat([registry, judges], ignore_index=True)
+consensus, summary = consensus_tables(
+    correlations, registry, p.coefficients, p.kemeny["dp_limit"], p.kemeny["ilp_time_limit"]
+)
+write_csv(consensus, out.consensus)
+write_csv(summary, out.summary)
+table = best_consensus(consensus, p.top)
+write_csv(table, out.csv)
+write_markdown(table, out.md, p.title)
+write_table_page(out.table_page, table, p.title, [out.csv, out.md, out.consensus])
+log.info("%s", summary.to_string())
