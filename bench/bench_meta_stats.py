@@ -11,7 +11,7 @@ groupings (none, item, system), 1,000 permutations and resamples:
   at item and system level (at "none", 460k story pairs per resample: see the README, "Which statistic, when").
 
 Usage: python bench/bench_meta_stats.py [--mirror DIR] [--no-early-stop] [--groupings none item system]
-Goal (issue 16): everything under 60 s on 2 cores. Wall and CPU seconds are printed per step;
+Goal: everything under 60 s on 2 cores. Wall and CPU seconds are printed per step;
 on a shared machine the CPU seconds are the steadier figure.
 """
 

@@ -1,4 +1,4 @@
-"""Compare computed scores with HANNA's released ones, column by column (issue: validation.csv)."""
+"""Compare computed scores with HANNA's released ones, column by column."""
 
 from __future__ import annotations
 
