@@ -229,7 +229,7 @@ def test_authors_idf_is_the_library_lookup_that_always_misses():
     cache = synthetic_cache(baryscore.required_texts(texts))
     library_table = manual_idf([cache.get(text).input_ids for text in texts["reference"]])
     ids = cache.get(texts["reference"][0]).input_ids
-    assert library_table[CLS] == 0 and library_table[int(ids[1])] > 0  # the table itself is right
+    assert library_table[CLS] == 0 and max(library_table[int(key)] for key in ids) > 0  # the table is right
     assert {library_table[key] for key in torch.as_tensor(ids)} == {math.log(len(texts) + 1)}
     story_table, reference_table = baryscore.idf_tables(texts, cache, "authors", swap_idf=False)
     assert story_table is reference_table

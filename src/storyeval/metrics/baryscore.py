@@ -118,14 +118,18 @@ def measure(cache: EmbeddingCache, text: str, layers: tuple[int, ...], table) ->
     tokens = cache.get(text)
     stacked = np.stack([tokens.layers[layer] for layer in layers])
     weights = table.of(tokens.input_ids) if table is not None else np.ones(len(tokens.input_ids))
+    return stacked / np.linalg.norm(stacked, axis=-1, keepdims=True), masses(weights, text)
+
+
+def masses(weights: np.ndarray, text: str) -> np.ndarray:
+    """Token weights normalised to sum 1, as the library: twice, with Python's sequential sum; kept: from its
+    zero start (init="zeros") the first barycenter step is a tie broken at the last bit (storyeval.neural.ot)."""
     total = sum(weights.tolist())
     if not total > 0:
         raise InputError(f"metric {NAME}: every token of {text[:60]!r} has idf 0 (each occurs in every text of "
                          "its column, e.g. a one-text dataset); fix: set baryscore idf to uniform")
     weights = weights / total
-    # The library normalises twice with Python's sequential sum; kept: from its zero start (init="zeros") the
-    # first barycenter step is a tie broken at the last bit (see storyeval.neural.ot).
-    return stacked / np.linalg.norm(stacked, axis=-1, keepdims=True), weights / sum(weights.tolist())
+    return weights / sum(weights.tolist())
 
 
 def score_group(job) -> np.ndarray:
