@@ -7,11 +7,13 @@ hanna-llm (`bench_ot_metrics.pairs`) with the bundled all-MiniLM-L6-v2. storyeva
 (`encode_texts`, truncated to 512 tokens as the library), then each metric's `compute`.
 BaryScore variants, each against the library run the same way:
 - `released`: the library as HANNA ran it (`use_idfs=True`), whose idf lookups all miss (tensor keys) and give
-  every token the same weight; storyeval `idf="authors"` (and "uniform"), with the library's zero start;
+  every token the same weight; storyeval `idf="authors"` (and "uniform"), with the library's zero start, from
+  the texts, and storyeval's barycenter and transport on the very token vectors the library computed (the
+  inputs its `baryscore` received): from the zero start the last bits of the vectors decide a tie;
 - `intended` (`--intended`, slow): the library with its lookups made to hit (the idf tables wrapped to look up
   `int(key)`, nothing else changed): per-side idf, swapped; storyeval `idf="per-side"`, `swap_idf=True`, zero start;
 - storyeval's defaults (pooled idf, layer-mean start) against `released`: how far the corrected computation is.
-The library's plain Sinkhorn is compared as it is (it underflows at small eps: SD-0.01, SD-0.001).
+The library's plain Sinkhorn is compared as it is (at most 10,000 iterations; SD-0.001 underflows).
 Speed ratio: the reference's seconds over storyeval's (its embedding pass counted once per metric).
 
 Get the library (never vendored into the project) and a scratch environment for its one extra import:
