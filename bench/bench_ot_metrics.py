@@ -27,7 +27,8 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hanna" / "hanna_llm_stories.csv"
-FULL = {"pairs": 576, "rows": 672, "texts": 672, "barycenters": {"pooled": 672, "uniform": 672, "per-side": 768}}
+FULL = {"pairs": 576, "rows": 672, "texts": 672,
+        "barycenters": {"pooled": 672, "uniform": 672, "authors": 672, "per-side": 768}}
 
 
 def pairs(limit: int):
@@ -113,7 +114,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=24, help="candidate-reference pairs (of 576)")
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--pot", type=int, default=0, help="also time POT's own barycenter on this many texts")
-    parser.add_argument("--idf", default="pooled", choices=["pooled", "per-side", "uniform"],
+    parser.add_argument("--idf", default="pooled", choices=["pooled", "per-side", "uniform", "authors"],
                         help="BaryScore's idf (config.yaml: pooled)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()

@@ -220,6 +220,27 @@ def test_metric_equals_the_library_pipeline_with_per_side_idf(swap_idf):
         np.testing.assert_allclose(scores.loc[row.story_id].to_numpy(), expected, atol=1e-8)
 
 
+def test_authors_idf_is_the_library_lookup_that_always_misses():
+    """The library looks its idf tables up with 0-d tensors, which hash by identity: every lookup misses and
+    returns log(N+1), so every token, [CLS] and [SEP] included, has the same mass."""
+    import torch
+
+    texts = synthetic_texts(prompts=2)
+    cache = synthetic_cache(baryscore.required_texts(texts))
+    library_table = manual_idf([cache.get(text).input_ids for text in texts["reference"]])
+    ids = cache.get(texts["reference"][0]).input_ids
+    assert library_table[CLS] == 0 and max(library_table[int(key)] for key in ids) > 0  # the table is right
+    assert {library_table[key] for key in torch.as_tensor(ids)} == {math.log(len(texts) + 1)}
+    story_table, reference_table = baryscore.idf_tables(texts, cache, "authors", swap_idf=False)
+    assert story_table is reference_table
+    layers = baryscore.chosen_layers(cache, None)
+    for text in baryscore.required_texts(texts):
+        _, masses = baryscore.measure(cache, text, layers, story_table)
+        np.testing.assert_allclose(masses, np.full(len(masses), 1 / len(masses)), rtol=1e-15, atol=0)
+    pd.testing.assert_frame_equal(baryscore.compute(texts, cache=cache, idf="authors"),
+                                  baryscore.compute(texts, cache=cache, idf="uniform"), atol=1e-12, rtol=0)
+
+
 def test_library_start_gives_the_same_scores_with_either_solver():
     texts = synthetic_texts(prompts=2)
     cache = synthetic_cache(baryscore.required_texts(texts))

@@ -129,3 +129,19 @@ def test_module_sources_follow_storyeval_imports_through_helpers():
             "storyeval.neural.embeddings", "storyeval.metrics.base"} <= set(baryscore)
     assert "storyeval.metrics.chrf" in chrf and not any(module.startswith("storyeval.neural") for module in chrf)
     assert all(path.endswith(".py") for path in baryscore.values())
+
+
+def test_readme_table_lists_hannas_72_columns_as_the_tool_writes_it(released):
+    """README's metric table is tools/metric_table.py's output: every released column once, in HANNA's order."""
+    import importlib.util
+
+    path = Path(__file__).parents[1] / "tools" / "metric_table.py"
+    spec = importlib.util.spec_from_file_location("metric_table", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    table = tool.readme_table((path.parents[1] / "README.md").read_text(encoding="utf-8"))
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert [row[1] for row in rows] == list(released.registry["label"]) and len(rows) == 72
+    expected = tool.markdown_table(released.registry, tool.read_config("config.yaml"),
+                                   tool.read_config("config/paper.yaml"))
+    assert table == expected, "README's metric table is stale; fix: python tools/metric_table.py --write README.md"

@@ -7,8 +7,15 @@ Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`
 - token weights: idf = log((N+1)/(df+1)), normalised to sum 1 (special tokens occur in every text, so their
   weight is 0). `idf="pooled"` (the default): one table over the story and reference columns, so both
   sides of a pair are weighted alike and story = reference scores 0 (as the release's human row);
-  `idf="per-side"`: the library's layout, the story column for stories and the reference column for
+  `idf="per-side"`: the layout the library meant, the story column for stories and the reference column for
   references (one document per row, as its `prepare_idfs` on the pair lists); `idf="uniform"`: 1 per token;
+  `idf="authors"`: what the library computed (HANNA's release). Its `evaluate_batch` looks the weights up
+  with 0-d torch tensors as keys (`idf_ref[i] for i in ref_ids_idf[ref_ids]`); tensors hash by identity, so
+  every lookup misses its defaultdict and gets the default log(N+1): every token, [CLS] and [SEP] included,
+  weighs the same. Reproduced as an idf table with no entries (N = rows of the table), which differs from
+  "uniform" only in the last bits of the normalised masses, the bits the library's zero start hinges on
+  (with `init="zeros"`, on the library's own token vectors, W equals its W to 7e-16 on 24 hanna-llm pairs:
+  bench/bench_authors_library.py);
 - per text, the free-support Wasserstein barycenter of its layers (`storyeval.neural.ot.barycenter`: T points
   of mass 1/T, at most `max_iterations` fixed-point steps), started at each token's mean over the layers
   (the library started at zeros, `init="zeros"`, which makes the result hinge on the last bit of the
@@ -20,11 +27,12 @@ Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`
   Sinkhorn divergence OT_eps(x, y) - (OT_eps(x, x) + OT_eps(y, y)) / 2 (Feydy et al. 2019;
   `sinkhorn="divergence"`: 0 for story = reference at every eps, non-negative, -> W as eps -> 0).
 Fixes of the library: (1) its `prepare_idfs` stores (reference idf, story idf) and
-`evaluate_batch` unpacks them as (story idf, reference idf), so stories were weighted by the references'
-idf and references by the stories'; we weight each side by its own (`swap_idf=True` reproduces the bug).
+`evaluate_batch` unpacks them as (story idf, reference idf), so stories would be weighted by the references'
+idf and references by the stories' if the lookups hit (they miss: `idf="authors"`); we weight each side by
+its own (`swap_idf=True` swaps them as the library).
 (2) Its zero start: above. (3) Its plain Sinkhorn underflowed at eps = 0.001 (released SD-0.001 values
 1e-56..1e-9); ours is solved in the log domain and stays finite, non-negative and within eps log(nm) of W.
-Identity: with the same weights on both sides (`idf="pooled"`, one idf over both columns, or "uniform"),
+Identity: with the same weights on both sides (`idf="pooled"`, one idf over both columns, "uniform", "authors"),
 story = reference gives W = 0 (to 1e-15) and SD-divergence = 0; with per-side idf the human row's two
 barycenters differ by the two idf tables. Speed: each distinct (text, side) barycenter is computed once
 per reference group (the library rebuilt both per pair), with the certified sparse solver of
@@ -43,13 +51,13 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.metrics import base
 from storyeval.metrics.base import Resource, check_texts, defaults_of, describe, scores_frame
-from storyeval.neural.embeddings import EmbeddingCache, idf_weights, require_texts, resolve_layer
+from storyeval.neural.embeddings import EmbeddingCache, IdfWeights, idf_weights, require_texts, resolve_layer
 from storyeval.neural.parallel import map_reference_groups
 
 NAME = "baryscore"
 NEEDS = frozenset({"reference"})
 REGULARISATIONS = (10, 5, 1, 0.5, 0.1, 0.01, 0.001)
-IDF = ("per-side", "pooled", "uniform")
+IDF = ("per-side", "pooled", "uniform", "authors")
 SINKHORN = ("cost", "divergence")
 LAST_LAYERS = 5
 COLUMNS = base.columns("embedding", "based", "BaryScore-W", *[f"BaryScore-SD-{reg:g}" for reg in REGULARISATIONS],
@@ -96,6 +104,9 @@ def idf_tables(texts: pd.DataFrame, cache: EmbeddingCache, idf: str, swap_idf: b
     """(story-side table, reference-side table); None means uniform weights."""
     if idf == "uniform":
         return None, None
+    if idf == "authors":  # the library's lookups all miss: log(N+1) for every token (module docstring)
+        table = IdfWeights({}, len(texts))
+        return table, table
     if idf == "pooled":
         table = idf_weights(cache, [*texts["story"], *texts["reference"]])
         return table, table
@@ -109,14 +120,18 @@ def measure(cache: EmbeddingCache, text: str, layers: tuple[int, ...], table) ->
     tokens = cache.get(text)
     stacked = np.stack([tokens.layers[layer] for layer in layers])
     weights = table.of(tokens.input_ids) if table is not None else np.ones(len(tokens.input_ids))
+    return stacked / np.linalg.norm(stacked, axis=-1, keepdims=True), masses(weights, text)
+
+
+def masses(weights: np.ndarray, text: str) -> np.ndarray:
+    """Token weights normalised to sum 1, as the library: twice, with Python's sequential sum; kept: from its
+    zero start (init="zeros") the first barycenter step is a tie broken at the last bit (storyeval.neural.ot)."""
     total = sum(weights.tolist())
     if not total > 0:
         raise InputError(f"metric {NAME}: every token of {text[:60]!r} has idf 0 (each occurs in every text of "
                          "its column, e.g. a one-text dataset); fix: set baryscore idf to uniform")
     weights = weights / total
-    # The library normalises twice with Python's sequential sum; kept: from its zero start (init="zeros") the
-    # first barycenter step is a tie broken at the last bit (see storyeval.neural.ot).
-    return stacked / np.linalg.norm(stacked, axis=-1, keepdims=True), weights / sum(weights.tolist())
+    return weights / sum(weights.tolist())
 
 
 def score_group(job) -> np.ndarray:
