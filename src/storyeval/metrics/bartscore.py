@@ -102,6 +102,7 @@ def compute(
     check_variants(variants)
     check_texts(texts, needs(variants), NAME)
     loaded = models.load("seq2seq", model, device, revision)
+    models.check_window(loaded, max_length, NAME, "max_length")
     pairs = {variant: list(zip(texts[VARIANTS[variant][0]], texts[VARIANTS[variant][1]])) for variant in variants}
     distinct = list(dict.fromkeys(pair for variant_pairs in pairs.values() for pair in variant_pairs))
     values, truncated = mean_log_likelihoods(

@@ -105,6 +105,7 @@ def compute(
     if not temperature > 0:
         raise InputError(f"metric {NAME}: temperature must be positive, got {temperature}")
     loaded = models.load("masked-lm", model, device, revision)
+    models.check_window(loaded, max_length, NAME, "max_length")
     stories, references = list(texts["story"]), list(texts["reference"])
     distinct = list(dict.fromkeys(stories + references))
     full = loaded.tokenizer(distinct)["input_ids"]

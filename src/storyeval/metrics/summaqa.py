@@ -151,10 +151,7 @@ def compute(texts: pd.DataFrame, *, model: str, entities: str = "spacy:en_core_w
     check_texts(texts, NEEDS, NAME)
     find_entities = recogniser(entities)
     loaded = models.load("question-answering", model, device, revision)
-    window = loaded.model.config.max_position_embeddings
-    if max_seq_len > window:  # pads every pair to max_seq_len: positions past the window do not exist
-        raise InputError(f"metric {NAME}: max_seq_len {max_seq_len} exceeds the {window}-position window of "
-                         f"{loaded.name}; fix: set metric_params.summaqa.max_seq_len to at most {window}")
+    models.check_window(loaded, max_seq_len, NAME, "max_seq_len")  # every pair is padded to max_seq_len
     rows = []
     for story, reference in zip(texts["story"], texts["reference"]):
         questions, truths = cloze_questions(reference, find_entities)

@@ -116,6 +116,15 @@ def identity(name_or_path: str | Path, revision: str | None = None) -> dict:
     return {"name": path.name, **pinned, "files_sha256": digest.hexdigest(), "weights_sha256": weight_hashes(path)}
 
 
+def check_window(loaded: LoadedModel, length: int, metric: str, parameter: str) -> None:
+    """Stop when a metric's `parameter` asks for `length` tokens a row, past the model's position table (the
+    model would fail on an index, or read positions it never learned)."""
+    window = getattr(loaded.model.config, "max_position_embeddings", None)
+    if window is not None and length > window:
+        raise InputError(f"metric {metric}: {parameter} {length} exceeds the {window}-position window of "
+                         f"{loaded.name}; fix: set metric_params.{metric}.{parameter} to at most {window}")
+
+
 def length_batches(lengths: Sequence[int], max_tokens: int, max_batch: int) -> list[np.ndarray]:
     """Indices grouped into batches of similar length (longest first, stable), each at most `max_batch`
     items and `max_tokens` padded tokens (one item per batch at least): little padding, bounded memory."""
