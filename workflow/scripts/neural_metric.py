@@ -33,7 +33,7 @@ def main() -> None:
         if snakemake.params.device != "auto":
             options["device"] = snakemake.params.device
     scores = score_and_write(module, texts, options, snakemake.output.scores, snakemake.output.signature,
-                             {"dataset": snakemake.wildcards.dataset, "model": snakemake.wildcards.model}, log)
+                             {"dataset": snakemake.wildcards.dataset, "model_name": snakemake.wildcards.model}, log)
     log.info(
         "%s (%s) on %s: %d stories x %d columns",
         name,
