@@ -23,7 +23,7 @@ TEXTS = pd.DataFrame({
 
 @pytest.fixture(scope="module")
 def bart(tmp_path_factory):
-    return tiny_bart(tmp_path_factory.mktemp("bart"))
+    return tiny_bart(tmp_path_factory.mktemp("bart"), max_position=1024)  # bart-large-cnn's window (max_length)
 
 
 def hand_score(folder, source: str, target: str) -> float:
@@ -84,6 +84,8 @@ def test_bad_input(bart, tmp_path):
     )  # PS/SP not asked: no prompt needed
     with pytest.raises(InputError, match="neither a local folder nor a hub id"):
         bartscore.compute(TEXTS, model=str(tmp_path / "absent"))
+    with pytest.raises(InputError, match="max_length 2048 exceeds the 1024-position window"):
+        bartscore.compute(TEXTS, model=str(bart), max_length=2048)
 
 
 def test_model_loading_rules(bart, monkeypatch):

@@ -36,7 +36,7 @@ TEXTS = pd.DataFrame(
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory):
-    return tiny_bert(tmp_path_factory.mktemp("bert"))
+    return tiny_bert(tmp_path_factory.mktemp("bert"), max_position=512)  # bert-base's window (max_length)
 
 
 def idf_by_hand(documents):

@@ -114,6 +114,8 @@ def test_scores_equal_summevals_port(qa_model):
     # the softmax runs over the padding too (as SummEval): a longer padding lowers every probability
     longer = summaqa.compute(TEXTS.iloc[[1]], model=qa_model, entities="capitalised", max_seq_len=96)
     assert longer.loc["s1", "summaqa"] < scores.loc["s1", "summaqa"]
+    with pytest.raises(InputError, match="max_seq_len 384 exceeds the 128-position window"):
+        summaqa.compute(TEXTS, model=qa_model, entities="capitalised")
     signature = summaqa.signature(model=qa_model, entities="capitalised")
     assert signature["parameters"] == {"entities": "capitalised", "max_seq_len": 384}
 

@@ -45,15 +45,15 @@ def byte_bpe(specials: list[str], template: str | None, vocab_size: int = 400):
     return tokenizer
 
 
-def tiny_bart(folder: Path, seed: int = 0) -> Path:
+def tiny_bart(folder: Path, seed: int = 0, layers: int = 1, max_position: int = 128) -> Path:
     from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast
 
     raw = byte_bpe(["<s>", "<pad>", "</s>", "<unk>", "<mask>"], "<s> $A </s>")
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-                                        unk_token="<unk>", mask_token="<mask>", model_max_length=128)
-    config = BartConfig(vocab_size=len(tokenizer), d_model=32, encoder_layers=1, decoder_layers=1,
+                                        unk_token="<unk>", mask_token="<mask>", model_max_length=max_position)
+    config = BartConfig(vocab_size=len(tokenizer), d_model=32, encoder_layers=layers, decoder_layers=layers,
                         encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                        max_position_embeddings=128, pad_token_id=tokenizer.pad_token_id,
+                        max_position_embeddings=max_position, pad_token_id=tokenizer.pad_token_id,
                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                         decoder_start_token_id=tokenizer.eos_token_id, forced_bos_token_id=None)
     torch.manual_seed(seed)
@@ -62,13 +62,13 @@ def tiny_bart(folder: Path, seed: int = 0) -> Path:
     return folder
 
 
-def tiny_gpt2(folder: Path, n_positions: int = 32, seed: int = 0) -> Path:
+def tiny_gpt2(folder: Path, n_positions: int = 32, seed: int = 0, layers: int = 2) -> Path:
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     raw = byte_bpe(["<|endoftext|>"], None)
     tokenizer = PreTrainedTokenizerFast(tokenizer_object=raw, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
                                         unk_token="<|endoftext|>", model_max_length=n_positions)
-    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=32, n_layer=2, n_head=2,
+    config = GPT2Config(vocab_size=len(tokenizer), n_positions=n_positions, n_embd=32, n_layer=layers, n_head=2,
                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
     torch.manual_seed(seed)
     GPT2LMHeadModel(config).save_pretrained(folder)
@@ -76,15 +76,20 @@ def tiny_gpt2(folder: Path, n_positions: int = 32, seed: int = 0) -> Path:
     return folder
 
 
-def tiny_bert(folder: Path, seed: int = 0, max_position: int = 128) -> Path:
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+def tiny_bert(folder: Path, seed: int = 0, max_position: int = 128, layers: int = 2,
+              head: str = "BertForMaskedLM") -> Path:
+    """A random BERT (32 wide, `layers` deep) with `head` (a transformers class: masked LM, question answering)
+    and the bert-base-uncased vocabulary."""
+    import transformers
+    from transformers import AutoTokenizer, BertConfig
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_path())
     tokenizer.model_max_length = max_position
-    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=max_position, pad_token_id=tokenizer.pad_token_id)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=layers,
+                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=max_position,
+                        pad_token_id=tokenizer.pad_token_id)
     torch.manual_seed(seed)
-    BertForMaskedLM(config).save_pretrained(folder)
+    getattr(transformers, head)(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
 

@@ -131,14 +131,19 @@ def check_model_names(config: Mapping, sources: ConfigSources) -> None:
         if not model:
             continue
         other = first.setdefault(model["name"], key)
-        same_model = (models[other]["path"], models[other].get("layers")) == (model["path"], model.get("layers"))
+        same_model = [models[other].get(part) for part in ("path", "layers", "revision")] == [
+            model.get(part) for part in ("path", "layers", "revision")]
         if other != key and not same_model:
             raise sources.refuse(
                 f"{key}.name",
-                f"{model['name']!r} also names {other}, a different model (path or layers)",
+                f"{model['name']!r} also names {other}, a different model (path, layers or revision)",
                 "give each different model its own name",
                 f"{other}.name",
             )
+    vectors = config["models"]["word_embeddings"]
+    if vectors and vectors.get("revision"):
+        raise sources.refuse("models.word_embeddings.revision", "a word-vector file has no hub revision",
+                             "remove it (the score signatures name the file and its size)")
 
 
 def check_datasets(config: Mapping, sources: ConfigSources) -> None:

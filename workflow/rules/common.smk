@@ -356,11 +356,12 @@ def metric_params(wildcards):
 
 
 def encoder_model(wildcards):
-    """The configured encoder named by the `encoder` wildcard (its path and the layers to cache)."""
+    """The configured encoder named by the `encoder` wildcard: its role, path, layers to cache and revision."""
     for role in ("encoder", "sentence_encoder"):
         model = config["models"][role]
         if model and model["name"] == wildcards.encoder:
-            return {"path": model["path"], "layers": model.get("layers") or config["embedding"]["layers"]}
+            layers = model.get("layers") or config["embedding"]["layers"]
+            return {"role": role, "path": model["path"], "layers": layers, "revision": model.get("revision")}
     raise WorkflowError(f"no configured encoder is named {wildcards.encoder!r}; fix: set models.encoder.name in config")
 
 

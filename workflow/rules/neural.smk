@@ -17,9 +17,10 @@ def neural_inputs(wildcards):
 
 
 def neural_resource(wildcards):
-    """(keyword, value) of what a neural metric's compute() reads besides the texts."""
+    """What a neural metric's compute() reads besides the texts: its keyword, the model's path and revision."""
     kind, role = catalog.entry(wildcards.metric).resource
-    return {"keyword": kind, "path": neural_model(wildcards.metric)["path"]}
+    model = neural_model(wildcards.metric)
+    return {"keyword": kind, "path": model["path"], "revision": model.get("revision")}
 
 
 def sentence_metrics(wildcards):

@@ -4,6 +4,8 @@ Stories, references and prompts always; the sentences SUPERT encodes one by one
 when SUPERT reads this encoder's cache.
 """
 
+import inspect
+
 import pandas as pd
 import torch
 
@@ -18,10 +20,13 @@ settings = snakemake.params.embedding
 texts = pd.read_parquet(snakemake.input.texts)
 corpus = [text for column in ("story", "reference", "prompt") for text in texts[column].dropna()]
 for metric in snakemake.params.sentence_metrics:
-    corpus += catalog.load(metric).required_texts(texts, **snakemake.params.metric_options.get(metric, {}))
+    required_texts = catalog.load(metric).required_texts  # reads some of the metric's parameters (SUPERT's top_n)
+    options = snakemake.params.metric_options.get(metric, {})
+    corpus += required_texts(texts, **{key: options[key] for key in inspect.signature(required_texts).parameters
+                                       if key in options})
 model = snakemake.params.model
 cache = encode_texts(corpus, resolve_model_path(model["path"]), model["layers"], settings["batch_size"],
                      None if snakemake.params.device == "auto" else snakemake.params.device,
-                     settings["max_length"], settings["policy"], settings["stride"])
+                     settings["max_length"], settings["policy"], settings["stride"], model["revision"], model["role"])
 save_cache(cache, snakemake.output[0])
 log.info("signature: %s", cache.signature)

@@ -28,10 +28,12 @@ def main() -> None:
         options["cache"] = load_cache(snakemake.input.cache)
     else:
         options[resource["keyword"]] = resolve_model_path(resource["path"])
+    if resource["keyword"] == "model":  # a model the metric loads itself (a word-vector file has no device)
+        options["revision"] = resource["revision"]
         if snakemake.params.device != "auto":
             options["device"] = snakemake.params.device
     scores = score_and_write(module, texts, options, snakemake.output.scores, snakemake.output.signature,
-                             {"dataset": snakemake.wildcards.dataset, "model": snakemake.wildcards.model}, log)
+                             {"dataset": snakemake.wildcards.dataset, "model_name": snakemake.wildcards.model}, log)
     log.info(
         "%s (%s) on %s: %d stories x %d columns",
         name,

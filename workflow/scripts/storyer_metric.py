@@ -25,7 +25,7 @@ scores = score_and_write(
     options,
     snakemake.output.scores,
     snakemake.output.signature,
-    {"dataset": dataset, "model": snakemake.wildcards.model},
+    {"dataset": dataset, "model_name": snakemake.wildcards.model},
     log,
 )
 log.info("storyer (%s) on %s: %d stories x %d columns", snakemake.wildcards.model, dataset, *scores.shape)

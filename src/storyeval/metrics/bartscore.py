@@ -96,11 +96,13 @@ def compute(
     batch_size: int = 4,
     max_tokens: int = 8192,
     device: str | None = None,
+    revision: str | None = None,
 ) -> pd.DataFrame:
     """Columns `bartscore-<variant>` per story (see module docstring); `model` is a seq2seq model name or folder."""
     check_variants(variants)
     check_texts(texts, needs(variants), NAME)
-    loaded = models.load("seq2seq", model, device)
+    loaded = models.load("seq2seq", model, device, revision)
+    models.check_window(loaded, max_length, NAME, "max_length")
     pairs = {variant: list(zip(texts[VARIANTS[variant][0]], texts[VARIANTS[variant][1]])) for variant in variants}
     distinct = list(dict.fromkeys(pair for variant_pairs in pairs.values() for pair in variant_pairs))
     values, truncated = mean_log_likelihoods(
@@ -120,13 +122,14 @@ def compute(
 
 @defaults_of(compute)
 def signature(
-    *, model: str, variants: Sequence[str], max_length: int, batch_size: int, max_tokens: int, device: str | None
+    *, model: str, variants: Sequence[str], max_length: int, batch_size: int, max_tokens: int, device: str | None,
+    revision: str | None
 ) -> dict:
     return describe(
         NAME,
         ["torch", "transformers"],
         {v: f"log p({VARIANTS[v][1]} | {VARIANTS[v][0]})" for v in variants},
         {"variants": list(variants), "max_length": max_length},
-        model=models.identity(model),
+        model=models.identity(model, revision),
         tokens="all target ids incl. special tokens, mean over them",
     )

@@ -345,6 +345,7 @@ def compute(
     seed: int = 1,
     max_tokens: int = 4096,
     device: str | None = None,
+    revision: str | None = None,
     options: dict | None = None,
 ) -> pd.DataFrame:
     """Columns blanc-help-ps, blanc-tune-ps, blanc-help-ss, blanc-tune-ss, blanc-golden (those in `variants`);
@@ -358,7 +359,7 @@ def compute(
         raise InputError(f"metric {NAME}: golden={golden!r}; fix: tune or help")
     check_texts(texts, needs(variants), NAME)
     settings = settings_from(options or {})
-    loaded = models.load("masked-lm", model, device)
+    loaded = models.load("masked-lm", model, device, revision)
     window = min(getattr(loaded.model.config, "max_position_embeddings", 512), loaded.tokenizer.model_max_length)
     if window - 2 < settings.len_sent_allow_cut:
         raise InputError(
@@ -390,6 +391,7 @@ def signature(
     seed: int,
     max_tokens: int,
     device: str | None,
+    revision: str | None,
     options: dict | None,
 ) -> dict:
     return describe(
@@ -397,6 +399,6 @@ def signature(
         ["torch", "transformers", "spacy"],
         {v: f"document = {VARIANTS[v][1]}, summary = {VARIANTS[v][2]}" for v in variants},
         {"variants": list(variants), "golden": golden, "seed": seed, **asdict(settings_from(options or {}))},
-        model=models.identity(model),
+        model=models.identity(model, revision),
         sentences="spaCy sentencizer",
     )

@@ -96,6 +96,7 @@ def compute(
     max_length: int = 512,
     max_tokens: int = 4096,
     device: str | None = None,
+    revision: str | None = None,
 ) -> pd.DataFrame:
     """Columns infolm-fisherrao, infolm-r-fisherrao, infolm-sim-fisherrao (see module docstring)."""
     check_texts(texts, NEEDS, NAME)
@@ -103,7 +104,8 @@ def compute(
         raise InputError(f"metric {NAME}: idf={idf!r}; fix: use one of {', '.join(IDF_MODES)}")
     if not temperature > 0:
         raise InputError(f"metric {NAME}: temperature must be positive, got {temperature}")
-    loaded = models.load("masked-lm", model, device)
+    loaded = models.load("masked-lm", model, device, revision)
+    models.check_window(loaded, max_length, NAME, "max_length")
     stories, references = list(texts["story"]), list(texts["reference"])
     distinct = list(dict.fromkeys(stories + references))
     full = loaded.tokenizer(distinct)["input_ids"]
@@ -129,12 +131,13 @@ def compute(
 
 @defaults_of(compute)
 def signature(
-    *, model: str, temperature: float, idf: str, max_length: int, max_tokens: int, device: str | None
+    *, model: str, temperature: float, idf: str, max_length: int, max_tokens: int, device: str | None,
+    revision: str | None
 ) -> dict:
     return describe(
         NAME,
         ["torch", "transformers"],
         {"candidate": "story", "reference": "reference"},
         {"temperature": temperature, "idf": idf, "max_length": max_length, "measure": "fisher_rao"},
-        model=models.identity(model),
+        model=models.identity(model, revision),
     )

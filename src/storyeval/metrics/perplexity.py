@@ -61,13 +61,14 @@ def compute(
     batch_size: int = 8,
     max_tokens: int = 4096,
     device: str | None = None,
+    revision: str | None = None,
 ) -> pd.DataFrame:
     """Column `perplexity` per story (see module docstring); `window` defaults to the model's, `stride` to half
     of it."""
     import torch
 
     check_texts(texts, NEEDS, NAME)
-    loaded = models.load("causal-lm", model, device)
+    loaded = models.load("causal-lm", model, device, revision)
     window = window or model_window(loaded)
     stride = stride or window // 2
     if window > model_window(loaded):
@@ -119,12 +120,13 @@ def signature(
     batch_size: int,
     max_tokens: int,
     device: str | None,
+    revision: str | None,
 ) -> dict:
     return describe(
         NAME,
         ["torch", "transformers"],
         {"text": "story"},
         {"window": window, "stride": stride, "add_bos": add_bos},
-        model=models.identity(model),
+        model=models.identity(model, revision),
         defaults="window: the model's positions; stride: window // 2",
     )

@@ -21,7 +21,11 @@ def score_and_write(module: ModuleType, texts: pd.DataFrame, options: dict, scor
         scores = module.compute(texts, **options)
     for warning in caught:
         log.warning("%s", warning.message)
+    signature = module.signature(**options)
+    clash = sorted(set(signature) & set(extra))
+    if clash:  # the rule's keys (dataset, configured model name) must not hide the metric's (its model identity)
+        raise ValueError(f"signature keys {clash} of {module.NAME} clash with the rule's; rename the rule's")
     write_parquet(scores.reset_index(), scores_path)
-    signature = module.signature(**options) | {"stories": len(texts), **extra}
+    signature |= {"stories": len(texts), **extra}
     Path(signature_path).write_text(json.dumps(signature, indent=2, sort_keys=True, default=str) + "\n")
     return scores

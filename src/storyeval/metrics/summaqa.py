@@ -146,11 +146,12 @@ def answer(loaded, questions: list[str], story: str, max_seq_len: int,
 
 
 def compute(texts: pd.DataFrame, *, model: str, entities: str = "spacy:en_core_web_sm", max_seq_len: int = 384,
-            batch_size: int = 8, device: str | None = None) -> pd.DataFrame:
+            batch_size: int = 8, device: str | None = None, revision: str | None = None) -> pd.DataFrame:
     """Columns summaqa (mean answer probability) and summaqa-f1 (mean F1), see module docstring."""
     check_texts(texts, NEEDS, NAME)
     find_entities = recogniser(entities)
-    loaded = models.load("question-answering", model, device)
+    loaded = models.load("question-answering", model, device, revision)
+    models.check_window(loaded, max_seq_len, NAME, "max_seq_len")  # every pair is padded to max_seq_len
     rows = []
     for story, reference in zip(texts["story"], texts["reference"]):
         questions, truths = cloze_questions(reference, find_entities)
@@ -164,7 +165,8 @@ def compute(texts: pd.DataFrame, *, model: str, entities: str = "spacy:en_core_w
 
 
 @defaults_of(compute)
-def signature(*, model: str, entities: str, max_seq_len: int, batch_size: int, device: str | None) -> dict:
+def signature(*, model: str, entities: str, max_seq_len: int, batch_size: int, device: str | None,
+              revision: str | None) -> dict:
     packages = ["torch", "transformers"] + (["spacy"] if entities.startswith("spacy:") else [])
     return describe(NAME, packages, {"source": "reference", "summary": "story"},
-                    {"entities": entities, "max_seq_len": max_seq_len}, model=models.identity(model))
+                    {"entities": entities, "max_seq_len": max_seq_len}, model=models.identity(model, revision))

@@ -44,6 +44,7 @@ import numpy as np
 from storyeval.errors import InputError
 from storyeval.io import SAFETENSORS_METADATA_KEY as METADATA_KEY
 from storyeval.io import read_safetensors
+from storyeval.neural.paths import revision_record
 
 LOG = logging.getLogger("storyeval.neural")
 POLICIES = ("truncate", "sliding")
@@ -169,14 +170,18 @@ def distinct_texts(texts: Iterable[str]) -> list[str]:
     return distinct
 
 
-def load_encoder(model_path: str | Path, device):
-    """Tokenizer and encoder (the encoder half of an encoder-decoder model), float32, in eval mode on `device`."""
+def load_encoder(model_path: str | Path, device, revision: str | None = None, role: str = "encoder"):
+    """Tokenizer and encoder (the encoder half of an encoder-decoder model), float32, in eval mode on `device`;
+    pinned to `revision` (`storyeval.neural.models`; `role` names the config key in its refusal)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
+    from storyeval.neural.models import pinned_source
+
+    source = pinned_source(role, str(model_path), revision)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(model_path))
-        model = AutoModel.from_pretrained(str(model_path), dtype=torch.float32)
+        tokenizer = AutoTokenizer.from_pretrained(str(model_path), **source)
+        model = AutoModel.from_pretrained(str(model_path), dtype=torch.float32, **source)
     except (OSError, ValueError) as error:
         raise InputError(
             f"encoder {model_path}: cannot be loaded ({str(error).splitlines()[0]}); "
@@ -188,10 +193,10 @@ def load_encoder(model_path: str | Path, device):
 
 
 @lru_cache(maxsize=2)
-def inference_encoder(model_path: str | Path, device):
+def inference_encoder(model_path: str | Path, device, revision: str | None = None, role: str = "encoder"):
     """`load_encoder`, once per process, for inference only (`encode_texts` under inference_mode): repeated
     passes (`storyeval.api.score`) reuse the model; training loads its own copy."""
-    return load_encoder(model_path, device)
+    return load_encoder(model_path, device, revision, role)
 
 
 def model_window(tokenizer, config, max_length: int | None) -> int:
@@ -292,11 +297,14 @@ def encode_texts(
     max_length: int | None = None,
     policy: str = "truncate",
     stride: int | None = None,
+    revision: str | None = None,
+    role: str = "encoder",
 ) -> EmbeddingCache:
     """Encode every distinct text once and keep the requested layers' token vectors (module docstring).
 
     `batch_size` counts full-window inputs: each batch holds up to batch_size x max_length tokens, so short
-    inputs (sentences) go many to a batch. `device`: None/"auto" = cuda when present, else cpu."""
+    inputs (sentences) go many to a batch. `device`: None/"auto" = cuda when present, else cpu. `revision`:
+    the hub commit the model of config role `role` is pinned to (`storyeval.neural.models`)."""
     from storyeval.neural.device import choose_device
 
     distinct = distinct_texts(texts)
@@ -309,7 +317,7 @@ def encode_texts(
     if int(batch_size) < 1:
         raise InputError(f"embedding pass: batch_size {batch_size} must be at least 1")
     torch_device = choose_device(device)
-    tokenizer, model = inference_encoder(str(model_path), torch_device)
+    tokenizer, model = inference_encoder(str(model_path), torch_device, revision, role)
     n_layers = int(model.config.num_hidden_layers)
     chosen = check_layers(layers, n_layers, str(model_path))
     window = model_window(tokenizer, model.config, max_length)
@@ -348,6 +356,7 @@ def encode_texts(
     signature = {
         "format": FORMAT,
         "model": str(model_path),
+        **revision_record(model_path, revision),
         "weights_sha256": weight_hashes(model_path),
         "model_type": model.config.model_type,
         "num_hidden_layers": n_layers,

@@ -8,7 +8,9 @@ local cache only, and a model found nowhere is an InputError naming the role.
 Models are loaded once per (role, model, device) per process, in eval mode, with
 their tokenizer. The device is `cuda` when torch sees one, else `cpu`, unless the
 caller names one (`storyeval.neural.device`); `bundled` names the offline MiniLM
-(`storyeval.neural.paths`).
+(`storyeval.neural.paths`). A `revision` pins the model to one commit of its hub repository: a hub name is
+loaded at it, a local folder must record it (`storyeval.neural.paths.recorded_revision`), and any other
+revision stops the run with one line.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from storyeval.errors import InputError
-from storyeval.neural.paths import resolve_model_path
+from storyeval.neural.paths import check_revision, recorded_revision, resolve_model_path, revision_record
 
 ROLES = {"encoder": "AutoModel", "masked-lm": "AutoModelForMaskedLM", "seq2seq": "AutoModelForSeq2SeqLM",
          "causal-lm": "AutoModelForCausalLM", "question-answering": "AutoModelForQuestionAnswering"}
@@ -44,49 +46,83 @@ def offline() -> bool:
     return any(os.environ.get(flag, "").lower() in {"1", "true", "yes"} for flag in flags)
 
 
-def load(role: str, name_or_path: str | Path, device: str | None = None) -> LoadedModel:
+def load(role: str, name_or_path: str | Path, device: str | None = None, revision: str | None = None) -> LoadedModel:
     """The model of `role` and its tokenizer, loaded once per process (see module docstring)."""
     from storyeval.neural.device import choose_device  # imports torch: not when the catalog reads the metric modules
 
     if role not in ROLES:
         raise InputError(f"unknown model role {role!r}; fix: use one of {', '.join(ROLES)}")
-    return _load(role, resolve_model_path(str(name_or_path)), str(choose_device(device)))
+    return _load(role, resolve_model_path(str(name_or_path)), str(choose_device(device)), revision)
+
+
+def where_from(name: str) -> str:
+    hub = "the Hugging Face cache (HF_HUB_OFFLINE is set)" if offline() else "the hub"
+    return "the local folder" if Path(name).is_dir() else hub
+
+
+def pinned_source(role: str, name: str, revision: str | None) -> dict:
+    """from_pretrained's keyword arguments for model `name` of config role `role` pinned to `revision` (None: not
+    pinned), once its revision is checked: a local folder's recorded commit, or the commit the hub (or its
+    cache) resolves the revision to, read from where huggingface_hub puts the model's config."""
+    local = Path(name).is_dir()
+    if revision is None:
+        return {"local_files_only": local or offline()}
+    if local:
+        found = recorded_revision(name)
+    else:
+        from huggingface_hub import hf_hub_download
+
+        try:
+            found = recorded_revision(Path(hf_hub_download(name, "config.json", revision=revision,
+                                                           local_files_only=offline())).parent)
+        except (OSError, ValueError) as error:  # huggingface_hub's not-found errors are OSErrors
+            raise InputError(f"models.{role}: cannot find {name!r} at revision {revision} in {where_from(name)}: "
+                             f"{str(error).splitlines()[0]}; fix: correct the name or revision") from error
+    check_revision(role, name, revision, found)
+    return {"local_files_only": local or offline(), **({} if local else {"revision": revision})}
 
 
 @lru_cache(maxsize=8)
-def _load(role: str, name: str, device: str) -> LoadedModel:
+def _load(role: str, name: str, device: str, revision: str | None) -> LoadedModel:
     import torch
     import transformers
 
     transformers.logging.disable_progress_bar()
-    local = Path(name).is_dir()
+    source = pinned_source(role.replace("-", "_"), name, revision)
     try:
-        tokenizer = transformers.AutoTokenizer.from_pretrained(name, local_files_only=local or offline())
-        model = getattr(transformers, ROLES[role]).from_pretrained(name, local_files_only=local or offline(),
-                                                                   dtype=torch.float32)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(name, **source)
+        model = getattr(transformers, ROLES[role]).from_pretrained(name, dtype=torch.float32, **source)
     except (OSError, ValueError) as error:
-        hub = "the Hugging Face cache (HF_HUB_OFFLINE is set)" if offline() else "the hub"
-        where = "the local folder" if local else hub
-        raise InputError(f"model role {role}: cannot load {name!r} as {ROLES[role]} from {where}: "
+        raise InputError(f"model role {role}: cannot load {name!r} as {ROLES[role]} from {where_from(name)}: "
                          f"{str(error).splitlines()[0]}; fix: name a model folder that holds it, "
                          "or disable the metric") from error
     model.eval()
     return LoadedModel(role, name, model.to(device), tokenizer, torch.device(device))
 
 
-def identity(name_or_path: str | Path) -> dict:
-    """What names a model in a signature: its name, and for a local folder the sha256 of its config and
-    tokenizer files and of its weight files."""
+def identity(name_or_path: str | Path, revision: str | None = None) -> dict:
+    """What names a model in a signature: its name and revision (the pinned one, or the commit a local folder
+    records), and for a local folder the sha256 of its config and tokenizer files and of its weight files."""
     from storyeval.neural.embeddings import weight_hashes
 
     path = Path(resolve_model_path(str(name_or_path)))
+    pinned = revision_record(path, revision)
     if not path.is_dir():
-        return {"name": str(name_or_path)}
+        return {"name": str(name_or_path), **pinned}
     digest = hashlib.sha256()
     for file in IDENTITY_FILES:
         if (path / file).is_file():
             digest.update(file.encode() + (path / file).read_bytes())
-    return {"name": path.name, "files_sha256": digest.hexdigest(), "weights_sha256": weight_hashes(path)}
+    return {"name": path.name, **pinned, "files_sha256": digest.hexdigest(), "weights_sha256": weight_hashes(path)}
+
+
+def check_window(loaded: LoadedModel, length: int, metric: str, parameter: str) -> None:
+    """Stop when a metric's `parameter` asks for `length` tokens a row, past the model's position table (the
+    model would fail on an index, or read positions it never learned)."""
+    window = getattr(loaded.model.config, "max_position_embeddings", None)
+    if window is not None and length > window:
+        raise InputError(f"metric {metric}: {parameter} {length} exceeds the {window}-position window of "
+                         f"{loaded.name}; fix: set metric_params.{metric}.{parameter} to at most {window}")
 
 
 def length_batches(lengths: Sequence[int], max_tokens: int, max_batch: int) -> list[np.ndarray]:

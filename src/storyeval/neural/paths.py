@@ -1,4 +1,12 @@
-"""Where a configured model lives: `bundled` (the offline MiniLM), a local folder or file, or a hub id."""
+"""Where a configured model lives: `bundled` (the offline MiniLM), a local folder or file, or a hub id; and which
+hub revision (commit) a model folder holds.
+
+A revision pins a model to one commit of its hub repository (`models.<role>.revision`): a hub id is loaded at
+that commit (`from_pretrained(revision=...)`); a local folder must record it, either by the layout of the hub's
+cache, where huggingface_hub keeps each commit in `.../snapshots/<commit>/`, or by a `.revision` file in the
+folder whose first line is the commit (for a folder copied out of the cache or cloned with git:
+`git -C <folder> rev-parse HEAD > <folder>/.revision`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +15,7 @@ from pathlib import Path
 from storyeval.errors import InputError
 
 BUNDLED = "bundled"
+REVISION_FILE = ".revision"
 
 
 def resolve_model_path(path: str) -> str:
@@ -24,3 +33,32 @@ def resolve_model_path(path: str) -> str:
     if Path(path).exists() or "/" not in path or path.count("/") == 1 and not path.startswith(("/", ".")):
         return str(path)
     raise InputError(f"models: {path!r} is neither a local folder nor a hub id; fix: correct the path in config")
+
+
+def recorded_revision(folder: str | Path) -> str | None:
+    """The hub commit a local model folder records (module docstring), or None."""
+    folder = Path(folder)
+    if folder.parent.name == "snapshots":
+        return folder.name
+    marker = folder / REVISION_FILE
+    if marker.is_file():
+        lines = marker.read_text().split()
+        return lines[0] if lines else None
+    return None
+
+
+def revision_record(name_or_path: str | Path, pinned: str | None) -> dict:
+    """What a signature records of a model's revision: the pinned one, else the one its local folder records
+    (nothing when neither is known)."""
+    revision = pinned or (recorded_revision(name_or_path) if Path(name_or_path).is_dir() else None)
+    return {} if revision is None else {"revision": revision}
+
+
+def check_revision(role: str, name_or_path: str | Path, pinned: str | None, found: str | None) -> None:
+    """Stop when a model's revision is not the pinned one (None pins nothing)."""
+    if pinned is not None and found != pinned:
+        raise InputError(
+            f"models.{role} {name_or_path}: revision {pinned} pinned, {found or 'none recorded'} found; fix: load "
+            f"the pinned commit (a hub cache's snapshots/{pinned} folder, or a folder whose {REVISION_FILE} names "
+            "it), or set the revision to the one you mean to use"
+        )
