@@ -1,7 +1,7 @@
-"""The shared embedding pass: every distinct text a dataset's cache-based metrics read, once.
+"""The shared embedding pass: every distinct text a dataset's (or a shard's) cache-based metrics read, once.
 
 Stories, references and prompts always; the sentences SUPERT encodes one by one
-when SUPERT reads this encoder's cache.
+when SUPERT reads this encoder's cache. Layers: the configured ones, else those the metrics read.
 """
 
 import pandas as pd
@@ -9,7 +9,7 @@ import torch
 
 from storyeval.io import log_to
 from storyeval.metrics import catalog
-from storyeval.neural.embeddings import encode_texts, save_cache
+from storyeval.neural.embeddings import encode_texts, encoder_depth, layers_read, save_cache
 from storyeval.neural.paths import resolve_model_path
 
 log = log_to(snakemake.log[0])
@@ -20,8 +20,10 @@ corpus = [text for column in ("story", "reference", "prompt") for text in texts[
 for metric in snakemake.params.sentence_metrics:
     corpus += catalog.load(metric).required_texts(texts, **snakemake.params.metric_options.get(metric, {}))
 model = snakemake.params.model
-cache = encode_texts(corpus, resolve_model_path(model["path"]), model["layers"], settings["batch_size"],
+path = resolve_model_path(model["path"])
+layers = model["layers"] or layers_read(snakemake.params.metrics, encoder_depth(path))
+cache = encode_texts(corpus, path, layers, settings["batch_size"],
                      None if snakemake.params.device == "auto" else snakemake.params.device,
-                     settings["max_length"], settings["policy"], settings["stride"])
+                     settings["max_length"], settings["policy"], settings["stride"], settings["dtype"])
 save_cache(cache, snakemake.output[0])
 log.info("signature: %s", cache.signature)
