@@ -10,7 +10,14 @@ import pytest
 
 from storyeval.errors import InputError
 from storyeval.metrics import bertscore, moverscore
-from storyeval.neural.embeddings import encode_texts, idf_weights, layers_read, load_cache, save_cache
+from storyeval.neural.embeddings import (
+    encode_texts,
+    idf_weights,
+    layers_read,
+    load_cache,
+    save_cache,
+    storage_dtype,
+)
 from storyeval.neural.shards import (
     IdfScope,
     gather_benchmarks,
@@ -109,6 +116,8 @@ def test_idf_in_a_shard_counts_the_whole_datasets_rows(encoder, table):
 def test_cache_keeps_the_layers_the_metrics_read_in_the_storage_dtype(encoder, table, tmp_path):
     assert layers_read({"bertscore": {}, "depthscore": {"layer": 3}}, 6) == (3, 6)
     assert layers_read({"baryscore": {}, "supert": {}}, 6) == (2, 3, 4, 5, 6)
+    assert storage_dtype("auto", ["bertscore", "supert"]) == "float16"
+    assert storage_dtype("auto", ["bertscore", "baryscore"]) == storage_dtype("float32", []) == "float32"
     texts = list(table["story"].iloc[:2])
     full = encode_texts(texts, encoder, [2], batch_size=4)
     half = encode_texts(texts, encoder, [2], batch_size=4, dtype="float16")

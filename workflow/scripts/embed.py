@@ -9,7 +9,7 @@ import torch
 
 from storyeval.io import log_to
 from storyeval.metrics import catalog
-from storyeval.neural.embeddings import encode_texts, encoder_depth, layers_read, save_cache
+from storyeval.neural.embeddings import encode_texts, encoder_depth, layers_read, save_cache, storage_dtype
 from storyeval.neural.paths import resolve_model_path
 
 log = log_to(snakemake.log[0])
@@ -24,6 +24,7 @@ path = resolve_model_path(model["path"])
 layers = model["layers"] or layers_read(snakemake.params.metrics, encoder_depth(path))
 cache = encode_texts(corpus, path, layers, settings["batch_size"],
                      None if snakemake.params.device == "auto" else snakemake.params.device,
-                     settings["max_length"], settings["policy"], settings["stride"], settings["dtype"])
+                     settings["max_length"], settings["policy"], settings["stride"],
+                     storage_dtype(settings["dtype"], snakemake.params.metrics))
 save_cache(cache, snakemake.output[0])
 log.info("signature: %s", cache.signature)

@@ -150,6 +150,18 @@ def layers_read(metrics: dict[str, dict], n_layers: int) -> tuple[int, ...]:
     return tuple(sorted(chosen))
 
 
+# Metrics whose scores float16 storage changes by less than their tolerance (README, "Large datasets": hanna-llm,
+# largest differences 2e-6..2.4e-5 against a tolerance of 1e-4); BaryScore's barycenters move by 1e-3.
+FLOAT16_SAFE = frozenset({"bertscore", "moverscore", "depthscore", "supert"})
+
+
+def storage_dtype(setting: str, metrics: Iterable[str]) -> str:
+    """`embedding.dtype`: float32, float16, or auto: float16 when every metric reading the cache is FLOAT16_SAFE."""
+    if setting == "auto":
+        return "float16" if set(metrics) <= FLOAT16_SAFE else "float32"
+    return setting
+
+
 def encoder_depth(model_path: str | Path) -> int:
     """The number of hidden layers of an encoder, from its config (no weights loaded)."""
     from transformers import AutoConfig
