@@ -2,7 +2,6 @@
 # text table into shards of that many stories; per shard, one embedding pass per encoder and one job per
 # cache-based metric; gather_scores joins a metric's shards into the path one job writes, with the same bytes.
 # With shards.stories null (the default) none of these rules exists and nothing changes.
-from pathlib import Path
 
 SHARD = "results/{dataset}/data/shards/{shard}.parquet"
 SHARD_SCORES = "results/{dataset}/computed/scores/shards/{metric}@{model}/{shard}"
