@@ -117,7 +117,7 @@ def test_cache_keeps_the_layers_the_metrics_read_in_the_storage_dtype(encoder, t
     assert layers_read({"bertscore": {}, "depthscore": {"layer": 3}}, 6) == (3, 6)
     assert layers_read({"baryscore": {}, "supert": {}}, 6) == (2, 3, 4, 5, 6)
     assert storage_dtype("auto", ["bertscore", "supert"]) == "float16"
-    assert storage_dtype("auto", ["bertscore", "baryscore"]) == storage_dtype("float32", []) == "float32"
+    assert storage_dtype("auto", ["bertscore", "depthscore"]) == storage_dtype("float32", []) == "float32"
     texts = list(table["story"].iloc[:2])
     full = encode_texts(texts, encoder, [2], batch_size=4)
     half = encode_texts(texts, encoder, [2], batch_size=4, dtype="float16")
