@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -83,7 +84,8 @@ def test_slurm_run_equals_local_run_byte_for_byte(e2e):
             "results/wp200/computed/scores/textstats.parquet"} <= set(files)
     assert_identical(e2e / "local", e2e / "slurm")
     times = dict(line.split("\t") for line in (e2e / "times.tsv").read_text().splitlines())
-    assert set(times) == {"slurm", "local", "resumed"} and all(float(value) > 0 for value in times.values())
+    assert set(times) == {"slurm", "local", "resumed", "sharded-slurm", "sharded-local"}
+    assert all(float(value) > 0 for value in times.values())
 
 
 def test_heavy_rules_were_slurm_jobs_and_light_rules_stayed_local(e2e):
@@ -123,6 +125,20 @@ def test_gpu_resources_reach_sbatch_without_a_gpu(e2e):
     assert "Partition=gpu " in job
     sbatch = (e2e / "gpu_sbatch.txt").read_text()
     assert f"--gpus={wanted['gpu']}" in sbatch and f"--cpus-per-gpu={wanted['cpus_per_gpu']}" in sbatch
+
+
+def test_sharded_run_spreads_one_metric_over_jobs_running_together(e2e):
+    """shards.stories: 5 on 14 stories: 3 embedding and 3 BaryScore jobs; two BaryScore shards overlap in time;
+    the gathered scores equal the local run's byte for byte."""
+    assert_identical(e2e / "sharded-local", e2e / "sharded-slurm")
+    assert "results/mini/computed/scores/baryscore@all-minilm-l6-v2.parquet" in result_files(e2e / "sharded-slurm")
+    submitted = jobs(e2e / "sharded-slurm_jobs.txt", e2e / "sharded-slurm")
+    assert all(job["JobState"] == "COMPLETED" and job["ExitCode"] == "0:0" for job in submitted)
+    assert sorted(rule_of(job) for job in submitted if "shard" in rule_of(job)) == [
+        *["embed_shard"] * 3, *["neural_metric_shard"] * 3]
+    spans = sorted((datetime.fromisoformat(job["StartTime"]), datetime.fromisoformat(job["EndTime"]))
+                   for job in submitted if rule_of(job) == "neural_metric_shard")
+    assert any(start < end for (_, end), (start, _) in zip(spans, spans[1:])), spans
 
 
 def test_every_daemon_stopped_and_state_removed(e2e):

@@ -11,7 +11,10 @@
 #   2. SIGKILLs a second SLURM run while a job of its second wave runs, shows the lock,
 #      unlocks, reruns to completion: results byte-identical again;
 #   3. submits the GPU rule embed_texts to a GPU partition whose only node never comes
-#      up, records what SLURM was asked for (scontrol show job), then cancels it.
+#      up, records what SLURM was asked for (scontrol show job), then cancels it;
+#   4. runs a sharded configuration (shards.stories: 5, a 14-story hanna-llm slice, BaryScore)
+#      through SLURM, one CPU per shard job, and locally: byte-identical results, and the
+#      shards' start and end times (sharded-slurm_jobs.txt) show them running side by side.
 # Leaves work directories, logs and summaries in OUTDIR (times.tsv, compared.txt, killed.txt,
 # *_jobs.txt, gpu_job.txt, gpu_sbatch.txt, daemons.txt). Exit 0: passed; 77: cannot run here
 # (not root, no Debian packages); anything else: failed.
@@ -32,6 +35,7 @@ B=results/hanna/released
 TARGETS=("$B/correlations.csv" "$B/tables/tab6_borda.csv" "$B/tables/tab8_top5_story.csv"
          "$B/tables/tab9_top5_system.csv" "$B/tables/tab4_system_means.csv" results/wp200/computed/scores.parquet)
 GPU_TARGET=results/wp200/computed/embeddings/all-minilm-l6-v2.safetensors
+SHARDED_TARGETS=(results/mini/computed/scores/baryscore@all-minilm-l6-v2.parquet)
 
 log() { printf '[e2e %(%H:%M:%S)T] %s\n' -1 "$*"; }
 skip() { echo "SKIP: $*"; exit 77; }
@@ -187,6 +191,12 @@ shared = f"{repo}/../shared/data"
 config["data"].update(mirrors={"hanna": [f"{shared}/hanna"], "storyer": [f"{shared}/storyer"]}, allow_download=False)
 config["hanna"]["annotations"] = "skip"
 config["datasets"] = {"wp200": {**config["datasets"]["wp200"], "metrics": ["textstats"]}}  # no model, no training
+if target.split("/")[-2].startswith("sharded"):  # 14 stories of hanna-llm in 3 shards; one core per shard job
+    config["datasets"] = {"mini": {"kind": "hanna-llm", "file": "hanna/stories_llm", "max_prompts": 2,
+                                   "metrics": ["baryscore"]}}
+    config["shards"] = {"stories": 5}
+    config["metric_params"]["baryscore"] = {"processes": 1}
+    config["storyer_evaluator"]["reasons"]["datasets"] = []
 open(target, "w").write(yaml.safe_dump(config, allow_unicode=True))
 EOF
     echo "$OUT/$1"
@@ -199,6 +209,8 @@ import sys, yaml
 source, target = sys.argv[1:]
 profile = yaml.safe_load(open(source))
 profile["set-resources"]["embed_texts"]["slurm_partition"] = "gpu"  # the GPU partition of slurm.conf.in
+profile["set-resources"]["embed_shard"] = {"gpu": 0, "mem_mb": 4000, "runtime": 30}  # no GPU node comes up here
+profile["set-threads"] = {"embed_shard": 1, "neural_metric_shard": 1}  # two shard jobs side by side on 2 CPUs
 profile.update({"slurm-status-command": "squeue",  # no accounting database here
                 "slurm-init-seconds-before-status-checks": 5, "latency-wait": 5})
 open(target, "w").write(yaml.safe_dump(profile))
@@ -324,5 +336,13 @@ cancel_all_jobs || fail "the GPU job outlived scancel"
 grep -h "sbatch call" "$OUT/gpu.log" >"$OUT/gpu_sbatch.txt" || fail "no sbatch call in $OUT/gpu.log"
 log "GPU job $job: $(grep -oE '(Partition|JobState|TresPerJob|MinMemoryNode|TimeLimit)=[^ ]*' "$OUT/gpu_job.txt" | xargs)"
 grep -q "JobState=PENDING" "$OUT/gpu_job.txt" || fail "the GPU job was not pending (see $OUT/gpu_job.txt)"
+
+# 4. Sharded: the shards of one metric are separate SLURM jobs that run at the same time.
+make_workdir sharded-slurm >/dev/null
+timed_run sharded-slurm "$SLURM_PROFILE" "${SHARDED_TARGETS[@]}"
+record_jobs sharded-slurm
+make_workdir sharded-local >/dev/null
+timed_run sharded-local "$LOCAL_PROFILE" --cores 2 "${SHARDED_TARGETS[@]}"
+compare_results sharded-local sharded-slurm
 log "passed; wall times (s):"
 cat "$OUT/times.tsv"

@@ -23,6 +23,17 @@ def neural_resource(wildcards):
     return {"keyword": kind, "path": model["path"], "revision": model.get("revision")}
 
 
+def cache_metrics(wildcards):
+    """{metric: options} of the dataset's cache-based metrics that read this encoder (the layers to cache)."""
+    return {
+        metric: config["metric_params"].get(metric, {})
+        for metric in enabled_metrics(wildcards.dataset)
+        if metric in NEURAL
+        and catalog.entry(metric).resource[0] == "cache"
+        and neural_model(metric)["name"] == wildcards.encoder
+    }
+
+
 def sentence_metrics(wildcards):
     """Cache-based metrics of the dataset that encode sentences on their own (SUPERT) with this encoder."""
     return [
@@ -65,6 +76,7 @@ rule embed_texts:
         embedding=config["embedding"],
         device=config["device"],
         sentence_metrics=sentence_metrics,
+        metrics=cache_metrics,
         metric_options={name: config["metric_params"].get(name, {}) for name in ["supert"]},
     script:
         "../scripts/embed.py"

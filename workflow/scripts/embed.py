@@ -1,7 +1,7 @@
-"""The shared embedding pass: every distinct text a dataset's cache-based metrics read, once.
+"""The shared embedding pass: every distinct text a dataset's (or a shard's) cache-based metrics read, once.
 
 Stories, references and prompts always; the sentences SUPERT encodes one by one
-when SUPERT reads this encoder's cache.
+when SUPERT reads this encoder's cache. Layers: the configured ones, else those the metrics read.
 """
 
 import inspect
@@ -11,7 +11,7 @@ import torch
 
 from storyeval.io import log_to
 from storyeval.metrics import catalog
-from storyeval.neural.embeddings import encode_texts, save_cache
+from storyeval.neural.embeddings import encode_texts, encoder_depth, layers_read, save_cache, storage_dtype
 from storyeval.neural.paths import resolve_model_path
 
 log = log_to(snakemake.log[0])
@@ -25,8 +25,11 @@ for metric in snakemake.params.sentence_metrics:
     corpus += required_texts(texts, **{key: options[key] for key in inspect.signature(required_texts).parameters
                                        if key in options})
 model = snakemake.params.model
-cache = encode_texts(corpus, resolve_model_path(model["path"]), model["layers"], settings["batch_size"],
+path = resolve_model_path(model["path"])
+layers = model["layers"] or layers_read(snakemake.params.metrics, encoder_depth(path))
+cache = encode_texts(corpus, path, layers, settings["batch_size"],
                      None if snakemake.params.device == "auto" else snakemake.params.device,
-                     settings["max_length"], settings["policy"], settings["stride"], model["revision"], model["role"])
+                     settings["max_length"], settings["policy"], settings["stride"], model["revision"], model["role"],
+                     storage_dtype(settings["dtype"], snakemake.params.metrics))
 save_cache(cache, snakemake.output[0])
 log.info("signature: %s", cache.signature)

@@ -5,10 +5,13 @@ them once per (dataset, encoder) and sharing them is the "one embedding pass".
 
 Method. The distinct texts are stripped (as bert_score does) and tokenised by the model's own tokenizer with
 its special tokens ([CLS] ... [SEP] for BERT), sorted by length (longest first) and batched by a token
-budget (`batch_size` inputs of the full window; proportionally more shorter ones, e.g. sentences), padded
-per batch with an attention mask and run through the encoder under `torch.inference_mode()` in float32 with
-`output_hidden_states=True`. For each requested hidden-state index (0 = embedding layer, 1..L = transformer
-layers) the vector of every token, specials included (and flagged), is kept as float32.
+budget (`batch_size` inputs of the full window; proportionally more shorter ones, e.g. sentences), inputs of
+one length per batch (no padding: a text's vectors do not depend on the other texts of the pass, so a shard of
+a dataset caches the bytes the whole dataset's pass caches), and run through the encoder under
+`torch.inference_mode()` in float32 with `output_hidden_states=True`. For each requested hidden-state index
+(0 = embedding layer, 1..L = transformer layers) the vector of every token, specials included (and flagged),
+is kept, stored as float32 (default) or float16 (`dtype`: half the size; read back as float32; the score
+differences it makes are measured in README, "Large datasets").
 
 Texts longer than the window (`max_length`; default the model's, min(tokenizer.model_max_length,
 config.max_position_embeddings), 512 for BERT):
@@ -48,6 +51,8 @@ from storyeval.neural.paths import revision_record
 
 LOG = logging.getLogger("storyeval.neural")
 POLICIES = ("truncate", "sliding")
+STORAGE = ("float32", "float16")
+SOLO_BELOW = 16  # tokens: shorter inputs are encoded alone (`batches`)
 FORMAT = "storyeval-token-embeddings/1"
 WEIGHT_FILES = ("*.safetensors", "*.bin")
 
@@ -60,7 +65,12 @@ class TokenEmbeddings:
 
 
 class EmbeddingCache:
-    """Hidden states of every token of every encoded text, packed by text."""
+    """Hidden states of every token of every encoded text, packed by text, stored as float32 or float16.
+
+    `idf_scope` (`storyeval.neural.shards.IdfScope`): set in a shard's metric job, so that idf counts the whole
+    dataset's rows."""
+
+    idf_scope = None
 
     def __init__(self, texts: Sequence[str], offsets: np.ndarray, input_ids: np.ndarray, special: np.ndarray,
                  hidden: dict[int, np.ndarray], vocab: dict[int, str], signature: dict):
@@ -68,7 +78,10 @@ class EmbeddingCache:
         self.offsets = np.asarray(offsets, dtype=np.int64)
         self.input_ids = np.asarray(input_ids, dtype=np.int64)
         self.special = np.asarray(special, dtype=bool)
-        self.hidden = {int(layer): np.asarray(states, dtype=np.float32) for layer, states in sorted(hidden.items())}
+        self.hidden = {int(layer): np.asarray(states) for layer, states in sorted(hidden.items())}
+        if any(states.dtype.name not in STORAGE for states in self.hidden.values()):
+            raise InputError(f"embedding cache of {signature['model']}: hidden states must be {' or '.join(STORAGE)}; "
+                             "fix: rebuild the cache")
         self.vocab = dict(vocab)
         self.signature = signature
         self.layers = tuple(self.hidden)
@@ -78,11 +91,17 @@ class EmbeddingCache:
             raise InputError(f"embedding cache of {self.model}: offsets do not match the texts; fix: rebuild the cache")
 
     def get(self, text: str) -> TokenEmbeddings:
-        """The token embeddings of one text; KeyError if it was not encoded."""
+        """The token embeddings of one text (float32 whatever the storage); KeyError if it was not encoded."""
         position = self.index[text]
         rows = slice(self.offsets[position], self.offsets[position + 1])
         return TokenEmbeddings(self.input_ids[rows], self.special[rows],
-                               {layer: states[rows] for layer, states in self.hidden.items()})
+                               {layer: states[rows].astype(np.float32, copy=False)
+                                for layer, states in self.hidden.items()})
+
+    def ids(self, text: str) -> np.ndarray:
+        """The token ids of one text (no vectors read); KeyError if it was not encoded."""
+        position = self.index[text]
+        return self.input_ids[self.offsets[position] : self.offsets[position + 1]]
 
     def __contains__(self, text: object) -> bool:
         return text in self.index
@@ -115,6 +134,41 @@ def resolve_layer(cache: EmbeddingCache, layer: int | None, metric: str) -> int:
             "fix: add the layer to the cache's layers or choose a cached one"
         )
     return chosen
+
+
+def layers_read(metrics: dict[str, dict], n_layers: int) -> tuple[int, ...]:
+    """The hidden states that the cache-based `metrics` ({name: compute() options}) read from an encoder of
+    `n_layers` layers, as their signatures name them (`layer`, or BaryScore's `layers`): the only ones worth
+    caching."""
+    from storyeval.metrics import catalog
+
+    chosen = set()
+    for name, options in metrics.items():
+        parameters = catalog.load(name).signature(cache={"num_hidden_layers": n_layers}, **options)["parameters"]
+        chosen |= set(parameters["layers"] if "layers" in parameters else [parameters["layer"]])
+    if not chosen:
+        raise InputError("embedding pass: no enabled metric reads this encoder's cache; fix: set embedding.layers")
+    return tuple(sorted(chosen))
+
+
+# Metrics whose scores float16 storage changes by less than their tolerance, 1e-4 (README, "Large datasets": 56
+# hanna-llm stories, largest differences 2e-6..7e-6); DepthScore's ranks and BaryScore's barycenters move by 1e-3.
+FLOAT16_SAFE = frozenset({"bertscore", "moverscore", "supert"})
+
+
+def storage_dtype(setting: str, metrics: Iterable[str]) -> str:
+    """`embedding.dtype`: float32, float16, or auto: float16 when every metric reading the cache is FLOAT16_SAFE."""
+    if setting == "auto":
+        return "float16" if set(metrics) <= FLOAT16_SAFE else "float32"
+    return setting
+
+
+def encoder_depth(model_path: str | Path) -> int:
+    """The number of hidden layers of an encoder, from its config (no weights loaded)."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(str(model_path))
+    return int(getattr(config, "num_hidden_layers", None) or config.num_layers)
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
@@ -245,18 +299,25 @@ def plan_windows(ids: list[int], mask: list[int], room: int, policy: str, stride
 
 
 def batches(windows: list[Window], budget: int) -> list[list[Window]]:
-    """Longest first; each batch holds as many windows as fit `budget` tokens at its (first, widest) length."""
-    order = sorted(range(len(windows)), key=lambda index: (-len(windows[index].ids), index))
-    groups, start = [], 0
-    while start < len(order):
-        count = max(1, budget // len(windows[order[start]].ids))
-        groups.append([windows[index] for index in order[start : start + count]])
-        start += count
+    """Windows of one length per batch (longest first), as many as fit `budget` tokens, and windows shorter than
+    SOLO_BELOW tokens alone: a text's vectors then do not depend on which texts share its pass, so a shard of a
+    dataset caches the bytes of the whole dataset's pass. Measured with MiniLM on CPU: padding changed the last
+    bits of 9 of 60 hanna-llm texts' vectors; unpadded batches of 5-7-token sentences still changed with the
+    batch's size (6 of 490 inputs); longer ones never did."""
+    by_length: dict[int, list[Window]] = {}
+    for window in windows:
+        by_length.setdefault(len(window.ids), []).append(window)
+    groups = []
+    for length in sorted(by_length, reverse=True):
+        same = by_length[length]
+        count = max(1, budget // length) if length >= SOLO_BELOW else 1
+        groups += [same[start : start + count] for start in range(0, len(same), count)]
     return groups
 
 
-def run_windows(model, windows: list[Window], layers: tuple[int, ...], total: int, budget: int, pad: int, device):
-    """Encode the windows in length-sorted batches and scatter the kept rows into [total, D] float32 arrays."""
+def run_windows(model, windows: list[Window], layers: tuple[int, ...], total: int, budget: int, pad: int, device,
+                dtype: str = "float32"):
+    """Encode the windows in length-sorted batches and scatter the kept rows into [total, D] arrays of `dtype`."""
     import torch
 
     hidden: dict[int, np.ndarray] = {}
@@ -272,7 +333,7 @@ def run_windows(model, windows: list[Window], layers: tuple[int, ...], total: in
             ).hidden_states
             for layer in layers:
                 block = states[layer].float().cpu().numpy()
-                target = hidden.setdefault(layer, np.empty((total, block.shape[-1]), dtype=np.float32))
+                target = hidden.setdefault(layer, np.empty((total, block.shape[-1]), dtype=dtype))
                 for row, window in enumerate(batch):
                     kept = block[row, window.source]
                     target[window.target : window.target + len(kept)] = kept
@@ -299,12 +360,14 @@ def encode_texts(
     stride: int | None = None,
     revision: str | None = None,
     role: str = "encoder",
+    dtype: str = "float32",
 ) -> EmbeddingCache:
     """Encode every distinct text once and keep the requested layers' token vectors (module docstring).
 
     `batch_size` counts full-window inputs: each batch holds up to batch_size x max_length tokens, so short
     inputs (sentences) go many to a batch. `device`: None/"auto" = cuda when present, else cpu. `revision`:
-    the hub commit the model of config role `role` is pinned to (`storyeval.neural.models`)."""
+    the hub commit the model of config role `role` is pinned to (`storyeval.neural.models`). `dtype`: the
+    storage of the vectors (float32 or float16; computed in float32 either way)."""
     from storyeval.neural.device import choose_device
 
     distinct = distinct_texts(texts)
@@ -316,6 +379,8 @@ def encode_texts(
         )
     if int(batch_size) < 1:
         raise InputError(f"embedding pass: batch_size {batch_size} must be at least 1")
+    if dtype not in STORAGE:
+        raise InputError(f"embedding pass: storage dtype {dtype!r}; fix: use one of {', '.join(STORAGE)}")
     torch_device = choose_device(device)
     tokenizer, model = inference_encoder(str(model_path), torch_device, revision, role)
     n_layers = int(model.config.num_hidden_layers)
@@ -349,8 +414,9 @@ def encode_texts(
             else f"covered by sliding windows overlapping by {stride} word pieces",
         )
     hidden = run_windows(
-        model, windows, chosen, offsets[-1], int(batch_size) * window, tokenizer.pad_token_id or 0, torch_device
+        model, windows, chosen, offsets[-1], int(batch_size) * window, tokenizer.pad_token_id or 0, torch_device, dtype
     )
+    cache_bytes = sum(states.nbytes for states in hidden.values()) + 9 * offsets[-1] + 8 * len(offsets)  # ids, flags
     present = np.unique(np.asarray(ids, dtype=np.int64))
     vocab = dict(zip(present.tolist(), tokenizer.convert_ids_to_tokens(present.tolist())))
     signature = {
@@ -368,7 +434,9 @@ def encode_texts(
         "n_long_texts": long_texts,
         "n_truncated": long_texts if policy == "truncate" else 0,
         "n_tokens": offsets[-1],
-        "dtype": "float32",
+        "dtype": dtype,
+        "cache_bytes": cache_bytes,
+        "bytes_per_text": round(cache_bytes / len(distinct)),
         "special_tokens": "included, flagged in `special`",
         "device": torch_device.type,
         "batch_tokens": int(batch_size) * window,
@@ -453,11 +521,14 @@ class IdfWeights(dict):
 def idf_weights(documents: EmbeddingCache | Sequence[np.ndarray], texts: Sequence[str] | None = None) -> IdfWeights:
     """idf = log((N+1)/(df+1)) over N documents (token-id arrays, or `texts` looked up in a cache; all its
     texts when `texts` is None), df = number of documents containing the id (BERTScore, MoverScore, BaryScore).
-    A document listed twice counts twice, as in bert_score."""
-    if isinstance(documents, EmbeddingCache):
+    A document listed twice counts twice, as in bert_score. In a shard (`cache.idf_scope`), `texts` stand for the
+    same columns of the whole dataset, whose rows are counted."""
+    if isinstance(documents, EmbeddingCache) and documents.idf_scope is not None and texts is not None:
+        documents = documents.idf_scope.documents(list(texts))  # a shard: the dataset's rows
+    elif isinstance(documents, EmbeddingCache):
         names = documents.texts if texts is None else list(texts)
         require_texts(documents, names, "idf")
-        documents = [documents.get(text).input_ids for text in names]
+        documents = [documents.ids(text) for text in names]
     if len(documents) == 0:
         raise InputError("idf: no documents to count token frequencies over; fix: pass the reference texts")
     present, df = np.unique(

@@ -1,0 +1,119 @@
+"""Benchmark: the sharded neural jobs at 1x, 2x and 4x a dataset's size: wall time and peak memory per job, and the
+cost per story of each cache-based metric (not a test; README, "Large datasets", reports its numbers).
+
+The corpus is synthetic, built from hanna-llm's texts by seeded recombination: each synthetic prompt takes one of
+hanna-llm's 96 prompts, and each of its 7 stories (6 LLMs and the human one) and its reference is that prompt's
+story with its sentences shuffled, so lengths and vocabulary are real and every text is distinct. Each size runs
+the real workflow (kind `table`, shards of --shard stories, the five cache-based metrics) in its own directory;
+per job, Snakemake's benchmark files give wall seconds and peak RSS (max_rss, MB).
+Usage: python bench/bench_shards_scaling.py --base 5000 --shard 1000 [--sizes 1 2 4] [--cores 2] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+MIRROR = REPO.parent / "shared" / "data"
+METRICS = ["bertscore", "moverscore", "baryscore", "depthscore", "supert"]
+ENCODER = "all-minilm-l6-v2"
+
+
+def shuffled(text: str, rng: np.random.Generator) -> str:
+    sentences = re.split(r"(?<=[.!?])\s+", text.strip())
+    return " ".join(sentences[index] for index in rng.permutation(len(sentences)))
+
+
+def synthetic_corpus(n_stories: int, seed: int) -> pd.DataFrame:
+    """n_stories (rounded up to whole prompts of 7 stories) recombined from hanna-llm."""
+    sys.path.insert(0, str(REPO / "src"))
+    from storyeval.text.datasets import load_hanna_llm
+
+    source = load_hanna_llm(MIRROR / "hanna" / "hanna_llm_stories.csv").texts
+    rng = np.random.default_rng(seed)
+    prompts = source["prompt_id"].unique()
+    rows = []
+    for number in range(-(-n_stories // 7)):
+        stories = source[source["prompt_id"] == rng.choice(prompts)]
+        reference = shuffled(stories["reference"].iloc[0], rng)
+        for system, story in zip(stories["system"], stories["story"]):
+            rows.append({"id": f"p{number:05d}-{system}", "prompt_id": f"p{number:05d}",
+                         "prompt": stories["prompt"].iloc[0], "system": system,
+                         "story": reference if system == "Human" else shuffled(story, rng), "reference": reference})
+    return pd.DataFrame(rows)
+
+
+def run_size(folder: Path, stories: pd.DataFrame, shard: int, cores: int) -> float:
+    folder.mkdir(parents=True, exist_ok=True)
+    table = folder / "stories.csv"
+    stories.to_csv(table, index=False)
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["data"].update(mirrors={"hanna": [str(MIRROR / "hanna")], "storyer": [str(MIRROR / "storyer")],
+                                   "s3": [str(MIRROR / "s3")]}, allow_download=False)
+    config["hanna"]["annotations"] = "skip"
+    config["storyer_evaluator"]["reasons"]["datasets"] = []
+    config["shards"] = {"stories": shard}
+    columns = {key: key for key in ("prompt_id", "prompt", "system", "story", "reference")} | {"story_id": "id"}
+    config["datasets"] = {"synthetic": {"kind": "table", "path": str(table), "columns": columns, "metrics": METRICS,
+                                        "sha256": hashlib.sha256(table.read_bytes()).hexdigest()}}
+    (folder / "config.yaml").write_text(yaml.safe_dump(config))
+    targets = [f"results/synthetic/computed/scores/{metric}@{ENCODER}.parquet" for metric in METRICS]
+    start = time.perf_counter()
+    subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-s", str(REPO / "Snakefile"), "--directory",
+                    str(folder), "--workflow-profile", "none", "--cores", str(cores), *targets], check=True,
+                   cwd=folder, capture_output=True)
+    return time.perf_counter() - start
+
+
+def job_rows(folder: Path, size: int, n_stories: int) -> list[dict]:
+    """One row per shard job: kind (embed or the metric), wall seconds, peak RSS."""
+    rows = []
+    for path in sorted((folder / "benchmarks").rglob("*.tsv")):
+        if path.parent.name == "synthetic":
+            continue  # the gathered rows (sums): the shards are counted one by one
+        kind = "embed" if path.parts[-4] == "embed" else path.parent.name.split("@")[0]
+        bench = pd.read_csv(path, sep="\t").iloc[-1]
+        rows.append({"size": size, "stories": n_stories, "job": kind, "shard": path.stem,
+                     "seconds": float(bench["s"]), "max_rss_mb": float(bench["max_rss"])})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", type=int, default=5000, help="stories at size 1x")
+    parser.add_argument("--shard", type=int, default=1000, help="stories per shard")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=Path("bench-shards"))
+    args = parser.parse_args()
+    jobs, runs = [], []
+    for size in args.sizes:
+        stories = synthetic_corpus(args.base * size, args.seed)
+        seconds = run_size(args.out / f"x{size}", stories, args.shard, args.cores)
+        runs.append({"size": size, "stories": len(stories), "wall_s": round(seconds, 1)})
+        jobs += job_rows(args.out / f"x{size}", size, len(stories))
+        print(f"{size}x: {len(stories)} stories, {seconds:.0f} s", flush=True)
+    jobs = pd.DataFrame(jobs)
+    jobs.to_csv(args.out / "jobs.csv", index=False)
+    summary = jobs.groupby(["size", "stories", "job"]).agg(
+        jobs=("seconds", "size"), seconds_total=("seconds", "sum"), seconds_max=("seconds", "max"),
+        peak_rss_mb=("max_rss_mb", "max")).reset_index()
+    summary["ms_per_story"] = (1000 * summary["seconds_total"] / summary["stories"]).round(1)
+    summary.to_csv(args.out / "summary.csv", index=False)
+    print(pd.DataFrame(runs).to_string(index=False))
+    print(summary.to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,16 @@
+"""Split a dataset's text table into shards of consecutive stories (storyeval.neural.shards.split_rows)."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from storyeval.io import log_to, write_parquet
+from storyeval.neural.shards import split_rows
+
+log = log_to(snakemake.log[0])
+shards = split_rows(pd.read_parquet(snakemake.input.texts), snakemake.params.stories)
+folder = Path(snakemake.output[0])
+folder.mkdir(parents=True, exist_ok=True)
+for index, shard in enumerate(shards):
+    write_parquet(shard, folder / f"{index:04d}.parquet")
+log.info("%d shards of at most %d stories", len(shards), snakemake.params.stories)
