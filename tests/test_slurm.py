@@ -30,20 +30,30 @@ SUBMITTED_RULES = {"normalise_hanna", "normalise_texts", "correlations", "system
 LOCAL_RULES = {"fetch", "merge_scores", "tables_common", "tables_system", "tables_systems_raters"}
 
 
-@pytest.fixture(scope="module")
-def e2e(tmp_path_factory, hanna_mirror):
+def run_e2e(out: Path, sharded: bool) -> Path:
     if os.geteuid() != 0:
         pytest.skip("SLURM end-to-end test needs root (installs slurm-wlm/munge, starts munged, slurmctld, slurmd)")
     if shutil.which("timeout") is None:
         pytest.skip("SLURM end-to-end test needs coreutils `timeout` to bound it")
-    out = tmp_path_factory.mktemp("slurm-e2e")
+    env = dict(os.environ, E2E_BUDGET=str(BUDGET_S), E2E_SHARDED=str(int(sharded)))
     result = subprocess.run(["timeout", "-s", "KILL", str(BUDGET_S + 300), "bash", str(SCRIPT), str(out)],
-                            capture_output=True, text=True, env=dict(os.environ, E2E_BUDGET=str(BUDGET_S)))
+                            capture_output=True, text=True, env=env)
     if result.returncode == 77:
         pytest.skip(next(line for line in result.stdout.splitlines() if line.startswith("SKIP")))
     assert result.returncode == 0, f"rc={result.returncode}\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     print(result.stdout)
     return out
+
+
+@pytest.fixture(scope="module")
+def e2e(tmp_path_factory, hanna_mirror):
+    return run_e2e(tmp_path_factory.mktemp("slurm-e2e"), sharded=False)
+
+
+@pytest.fixture(scope="module")
+def e2e_sharded(tmp_path_factory, hanna_mirror):
+    """The same script with its sharded step (two more workflow runs: minutes)."""
+    return run_e2e(tmp_path_factory.mktemp("slurm-e2e-sharded"), sharded=True)
 
 
 def result_files(workdir: Path) -> list[str]:
@@ -84,7 +94,7 @@ def test_slurm_run_equals_local_run_byte_for_byte(e2e):
             "results/wp200/computed/scores/textstats.parquet"} <= set(files)
     assert_identical(e2e / "local", e2e / "slurm")
     times = dict(line.split("\t") for line in (e2e / "times.tsv").read_text().splitlines())
-    assert set(times) == {"slurm", "local", "resumed", "sharded-slurm", "sharded-local"}
+    assert set(times) == {"slurm", "local", "resumed"}
     assert all(float(value) > 0 for value in times.values())
 
 
@@ -127,9 +137,11 @@ def test_gpu_resources_reach_sbatch_without_a_gpu(e2e):
     assert f"--gpus={wanted['gpu']}" in sbatch and f"--cpus-per-gpu={wanted['cpus_per_gpu']}" in sbatch
 
 
-def test_sharded_run_spreads_one_metric_over_jobs_running_together(e2e):
+@pytest.mark.slow
+def test_sharded_run_spreads_one_metric_over_jobs_running_together(e2e_sharded):
     """shards.stories: 5 on 14 stories: 3 embedding and 3 BaryScore jobs; two BaryScore shards overlap in time;
     the gathered scores equal the local run's byte for byte."""
+    e2e = e2e_sharded
     assert_identical(e2e / "sharded-local", e2e / "sharded-slurm")
     assert "results/mini/computed/scores/baryscore@all-minilm-l6-v2.parquet" in result_files(e2e / "sharded-slurm")
     submitted = jobs(e2e / "sharded-slurm_jobs.txt", e2e / "sharded-slurm")
