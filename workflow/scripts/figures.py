@@ -69,11 +69,11 @@ def heatmap(spec):
 def williams(spec):
     """Fig. 27-38: Williams-test p-values (%), metric A (rows) beating metric B (columns); raw as in the paper or,
     with figures.p_values bh, BH-adjusted within the level and criterion (williams_bh.csv)."""
-    adjusted = spec.get("p_values") == "bh"
-    matrix = williams_matrix(table("williams"), spec["level"], spec["criterion"], metric_order(spec),
-                             spec.get("p_values", "raw"))
+    p_values = spec.get("p_values", "raw")
+    matrix = williams_matrix(table("williams"), spec["level"], spec["criterion"], metric_order(spec), p_values)
     matrix = matrix.rename(index=labels(), columns=labels())
-    title = (f"Williams test {'BH-adjusted ' * adjusted}p-values (%), {spec['level']} level, {spec['criterion']}: "
+    adjusted = "BH-adjusted " if p_values == "bh" else ""
+    title = (f"Williams test {adjusted}p-values (%), {spec['level']} level, {spec['criterion']}: "
              "row metric > column metric (Pearson)")
     return pvalue_heatmap(matrix, title)
 
