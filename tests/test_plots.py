@@ -266,7 +266,8 @@ def test_bad_input_raises_input_error(hanna, call):
 
 
 def test_cell_numbers_draw_the_pixels_of_seaborns_annotations(hanna, tmp_path):
-    """CellNumbers is a faster way to draw seaborn's `annot` texts, not another look: same PNG pixels."""
+    """The mesh (heatmaps._heatmap_mesh) and CellNumbers are a faster way to draw seaborn's heatmap and its `annot`
+    texts, not another look: same PNG pixels."""
     import seaborn as sns
 
     from storyeval.plots.base import white_style
@@ -363,3 +364,36 @@ def test_pdf_mesh_fills_each_shown_cell_once_in_its_own_colour(hanna):
             drawn[cell] = tuple(colour)
     assert len(fills) == len(set(expected.values())) == 3  # dark green, light green, white diagonal
     assert drawn == expected
+
+
+def test_white_style_and_luminance_are_seaborns():
+    """base.WHITE_STYLE and heatmaps.relative_luminance spell out seaborn's, which the heatmaps no longer import."""
+    import seaborn as sns
+    from seaborn.utils import relative_luminance as seaborn_luminance
+
+    from storyeval.plots.base import WHITE_STYLE
+    from storyeval.plots.heatmaps import _correlation_cmap, relative_luminance
+
+    assert WHITE_STYLE == dict(sns.axes_style("white"))
+    colours = _correlation_cmap()(np.linspace(0.0, 1.0, 257))
+    assert np.array_equal(relative_luminance(colours), seaborn_luminance(colours))
+    assert _correlation_cmap()(0.3) == sns.color_palette("Blues", as_cmap=True)(0.3)
+
+
+def test_correlation_matrix_orders_and_labels_each_kind(hanna):
+    """One heatmap's r from the long table: criteria in HANNA's order, metrics in the given order, display labels."""
+    from storyeval.plots.heatmaps import correlation_matrix
+
+    released = hanna["released"]
+    table = correlation_table(hanna["human"], hanna["metrics"], ["story"], ["kendall"])
+    registry = released.registry
+    chosen = list(registry.slug[:3])[::-1]
+    labels = [hanna["labels"][slug] for slug in chosen]
+    by_metric = correlation_matrix(table, "metric_criterion", "story", "kendall", registry, chosen)
+    assert list(by_metric.index) == CRITERIA and list(by_metric.columns) == labels
+    row = table[(table["kind"] == "metric_criterion") & (table["x"] == chosen[0]) & (table["y"] == CRITERIA[2])]
+    assert by_metric.loc[CRITERIA[2], labels[0]] == row["r"].item()
+    metrics = correlation_matrix(table, "metric_metric", "story", "kendall", registry, chosen)
+    assert list(metrics.index) == labels == list(metrics.columns) and np.allclose(np.diag(metrics), 1.0)
+    criteria = correlation_matrix(table, "criteria", "story", "kendall", registry)
+    assert list(criteria.index) == CRITERIA == list(criteria.columns)

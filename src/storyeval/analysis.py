@@ -127,32 +127,6 @@ def metric_criterion_table(correlations: pd.DataFrame, registry: pd.DataFrame) -
     return table.merge(registry[["slug", "order"]], left_on="x", right_on="slug").drop(columns="slug")
 
 
-def correlation_matrix(
-    correlations: pd.DataFrame,
-    kind: str,
-    level: str,
-    coefficient: str,
-    registry: pd.DataFrame,
-    metrics: list[str] | None = None,
-) -> pd.DataFrame:
-    """One heatmap's signed r: criteria x criteria, criteria x metrics, or metrics x metrics (display labels).
-
-    `metrics` (slugs) restricts and orders the metrics; default: registry order.
-    """
-    rows = correlations[
-        (correlations["kind"] == kind) & (correlations["level"] == level) & (correlations["coefficient"] == coefficient)
-    ]
-    matrix = rows.pivot(index="x", columns="y", values="r")
-    order = metrics if metrics is not None else list(registry.sort_values("order")["slug"])
-    labels = dict(zip(registry["slug"], registry["label"]))
-    criteria = ordered_criteria(rows["y"])
-    if kind == "criteria":
-        return matrix.loc[criteria, criteria]
-    if kind == "metric_criterion":
-        return matrix.loc[order, criteria].T.rename(columns=labels)
-    return matrix.loc[order, order].rename(index=labels, columns=labels)
-
-
 def with_labels(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric") -> pd.DataFrame:
     """Insert the display label of each slug in `column` right after it (degenerate releases marked †)."""
     marks = registry["degenerate_release"].map({True: "†", False: ""}) if "degenerate_release" in registry else ""

@@ -7,9 +7,14 @@ from storyeval.criteria import ordered_criteria
 from storyeval.data.registry import present_metrics, resolve_metrics
 from storyeval.io import log_to, read_table
 from storyeval.plots.base import save_figure
-from storyeval.plots.heatmaps import correlation_heatmap, f1_heatmap, pvalue_heatmap, williams_matrix
+from storyeval.plots.heatmaps import (
+    correlation_heatmap,
+    correlation_matrix,
+    f1_heatmap,
+    pvalue_heatmap,
+    williams_matrix,
+)
 from storyeval.plots.pages import figure_heading, write_figure_page
-from storyeval.plots.panels import rating_violins, topk_lines
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -55,8 +60,6 @@ def labels():
 
 
 def heatmap(spec):
-    from storyeval.analysis import correlation_matrix  # imports scipy.stats (1 s): only the families that need it
-
     kind = spec["kind"]
     subset = metric_order(spec) if spec["subset"] else None
     matrix = correlation_matrix(table("correlations"), CORRELATION_KINDS[kind], spec["level"], spec["coefficient"],
@@ -87,6 +90,8 @@ def bootstrap_f1(spec):
 
 def topk(spec):
     """Fig. 8: |correlation| of chosen metrics on each criterion's top-k systems, k decreasing."""
+    from storyeval.plots.panels import topk_lines  # brings seaborn (1-2 s): only the families that draw panels
+
     frame = table("topk").assign(metric=lambda frame: frame["metric"].map(labels()))
     title = f"System-level |{params.topk_coefficient.capitalize()}| on the top-k systems of each criterion"
     return topk_lines(frame, title)
@@ -94,6 +99,8 @@ def topk(spec):
 
 def violins(spec):
     """Fig. 9: rating distributions per system and criterion."""
+    from storyeval.plots.panels import rating_violins
+
     stories = table("stories")
     frame = table("human").merge(stories[["story_id", "system"]], on="story_id")
     return rating_violins(frame[["system", "criterion", "score"]], list(dict.fromkeys(stories["system"])),

@@ -1,7 +1,7 @@
 """Annotated heatmaps of HANNA (Fig. 1-6, 7, 10-38), drawn as HANNA's notebook draws them (Chhun et al. 2022).
 
-Seaborn, white style, integer annotations, vmin 0 / vmax 100, square cells,
-no colour bar. Cell size and fonts scale with the matrix, so a 72 x 72
+Seaborn's heatmap in its white style, integer annotations, vmin 0 / vmax 100,
+square cells, no colour bar. Cell size and fonts scale with the matrix, so a 72 x 72
 metric matrix stays legible (5 pt numbers in 0.2 in cells) and a 6 x 6
 criteria matrix looks like an ordinary figure.
 """
@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import seaborn as sns
+from matplotlib import colormaps
 from matplotlib.artist import Artist
 from matplotlib.backends.backend_agg import RendererAgg, get_hinting_flag
 from matplotlib.backends.backend_mixed import MixedModeRenderer
 from matplotlib.backends.backend_pdf import Op, RendererPdf
 from matplotlib.collections import QuadMesh
-from matplotlib.colors import Colormap, ListedColormap, to_rgba
+from matplotlib.colors import Colormap, ListedColormap, to_rgba, to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.ft2font import RenderMode
 from matplotlib.path import Path
 from matplotlib.text import Text
-from seaborn.utils import relative_luminance
 
+from storyeval.criteria import ordered_criteria
 from storyeval.errors import InputError
 from storyeval.plots.base import check_range, first_seen, new_figure, require_columns, white_style
 
@@ -241,6 +241,29 @@ class PdfFillsByColour(QuadMesh):
         self.stale = False
 
 
+def relative_luminance(colours: np.ndarray) -> np.ndarray:
+    """WCAG 2.0 relative luminance of RGBA colours (seaborn.utils.relative_luminance, which picks the text colour
+    of its annotations)."""
+    rgb = to_rgba_array(colours)[:, :3]
+    rgb = np.where(rgb <= 0.03928, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
+    return rgb.dot([0.2126, 0.7152, 0.0722])
+
+
+def _heatmap_mesh(ax, colour: pd.DataFrame, mask: np.ndarray, cmap: Colormap, vmin: float, vmax: float) -> QuadMesh:
+    """What seaborn.heatmap draws for square=True, cbar=False, linewidths=0 and no tick labels (seaborn 0.13's
+    _HeatMapper.plot, call for call): no spines, the masked matrix as a mesh, rows top to bottom. Not seaborn
+    itself: importing it costs a figure job 1-2 CPU-s (it imports scipy.stats), and its heatmap draws the whole
+    figure once to test tick labels that this module sets. tests/test_plots.py compares the pixels with seaborn's."""
+    ax.set_aspect("equal")
+    for spine in ax.spines.values():
+        spine.set_visible(False)
+    data = np.ma.masked_where(mask, colour.to_numpy())
+    mesh = ax.pcolormesh(data, cmap=cmap, vmin=vmin, vmax=vmax, linewidths=0.0, edgecolor="white")
+    ax.set(xlim=(0, colour.shape[1]), ylim=(0, colour.shape[0]))
+    ax.invert_yaxis()
+    return mesh
+
+
 def _annotate(ax, mesh, numbers: np.ndarray, number_format: str, fontsize: float) -> None:
     """Seaborn's annotation rule (seaborn.matrix._annotate_heatmap): every unmasked cell, ".15" text where the
     cell's relative luminance exceeds 0.408, white text elsewhere."""
@@ -273,16 +296,10 @@ def _annotated_heatmap(
     with white_style():
         figure = new_figure(grid_width + 2.0, grid_height + 2.0)
         ax = figure.add_axes((0.1, 0.1, 0.8, 0.8))
-        sns.heatmap(
-            colour, ax=ax, mask=mask, cmap=cmap, vmin=vmin, vmax=vmax,
-            square=True, cbar=False, linewidths=0.0, xticklabels=False, yticklabels=False,
-        )
-        # Labelled here, not by seaborn: its heatmap draws the whole figure once to test whether tick labels
-        # overlap (rotations this function sets anyway), 0.4 s of a 72 x 72 figure's build. Same labels,
-        # places (cell centres) and vertical alignment as seaborn's, so the same pixels and PDF.
+        mesh = _heatmap_mesh(ax, colour, mask, cmap, vmin, vmax)
+        # Same labels, places (cell centres) and vertical alignment as seaborn's, so the same pixels and PDF.
         ax.set_xticks(np.arange(n_cols) + 0.5, list(colour.columns))
         ax.set_yticks(np.arange(n_rows) + 0.5, list(colour.index), va="center")
-        mesh = ax.collections[0]
         mesh.__class__ = PdfFillsByColour  # the same mesh; only its PDF drawing differs
         _annotate(ax, mesh, numbers, number_format, size["annot"])
         ax.set(xlabel="", ylabel="")
@@ -306,7 +323,7 @@ def _annotated_heatmap(
 
 
 def _correlation_cmap() -> Colormap:
-    return sns.color_palette(CORRELATION_CMAP, as_cmap=True).with_extremes(bad="white")
+    return colormaps[CORRELATION_CMAP].with_extremes(bad="white")  # seaborn's color_palette(name, as_cmap=True)
 
 
 def correlation_heatmap(
@@ -344,6 +361,32 @@ def correlation_heatmap(
         average = pd.DataFrame([means], index=[AVERAGE], columns=matrix.columns)
         shown, rule = pd.concat([shown, average]), len(matrix)
     return _annotated_heatmap(shown, shown.to_numpy(), title, _correlation_cmap(), 0.0, 100.0, hidden, rule)
+
+
+def correlation_matrix(
+    correlations: pd.DataFrame,
+    kind: str,
+    level: str,
+    coefficient: str,
+    registry: pd.DataFrame,
+    metrics: list[str] | None = None,
+) -> pd.DataFrame:
+    """One heatmap's signed r: criteria x criteria, criteria x metrics, or metrics x metrics (display labels).
+
+    `metrics` (slugs) restricts and orders the metrics; default: registry order.
+    """
+    rows = correlations[
+        (correlations["kind"] == kind) & (correlations["level"] == level) & (correlations["coefficient"] == coefficient)
+    ]
+    matrix = rows.pivot(index="x", columns="y", values="r")
+    order = metrics if metrics is not None else list(registry.sort_values("order")["slug"])
+    labels = dict(zip(registry["slug"], registry["label"]))
+    criteria = ordered_criteria(rows["y"])
+    if kind == "criteria":
+        return matrix.loc[criteria, criteria]
+    if kind == "metric_criterion":
+        return matrix.loc[order, criteria].T.rename(columns=labels)
+    return matrix.loc[order, order].rename(index=labels, columns=labels)
 
 
 P_VALUES = {"raw": "p", "bh": "p_bh"}  # config figures.p_values -> column of williams_bh.csv
