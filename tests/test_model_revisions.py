@@ -39,7 +39,26 @@ def test_pinned_revision_loads_and_is_recorded(cached_gpt2):
     assert scores.shape == (1, 1)
     assert perplexity.signature(model=str(cached_gpt2), revision=PINNED)["model"]["revision"] == PINNED
     assert models.identity(cached_gpt2)["revision"] == PINNED  # recorded when found, pinned or not
-    assert "revision" not in models.identity("gpt2")  # a hub name without a pin: nothing known
+    assert "revision" not in models.identity("storyeval-test/absent")  # a hub id its cache lacks: nothing known
+
+
+def test_unpinned_hub_model_records_the_commit_its_cache_resolved(tmp_path, monkeypatch, caplog):
+    """A hub id without a pin names the weights it was loaded with: the commit the cache's default branch points
+    at, in the signature and in a warning that says how to pin it."""
+    import huggingface_hub.constants
+
+    hub = tmp_path / "hub"
+    tiny_gpt2(hub / "models--storyeval-test--tiny-gpt2" / "snapshots" / OTHER)
+    (hub / "models--storyeval-test--tiny-gpt2" / "refs").mkdir()
+    (hub / "models--storyeval-test--tiny-gpt2" / "refs" / "main").write_text(OTHER)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(hub))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert models.identity("storyeval-test/tiny-gpt2") == {"name": "storyeval-test/tiny-gpt2", "revision": OTHER}
+    assert models.identity("storyeval-test/tiny-gpt2", PINNED)["revision"] == PINNED  # a pin is what it records
+    with caplog.at_level("WARNING"):
+        models.warn_unpinned("causal-lm", "storyeval-test/tiny-gpt2")
+    assert f"models.causal_lm storyeval-test/tiny-gpt2: no revision pinned, loaded commit {OTHER}" in caplog.text
+    assert f"revision: {OTHER}" in caplog.text
 
 
 def test_other_revision_stops_with_one_line(cached_gpt2, tmp_path):

@@ -230,7 +230,7 @@ def load_encoder(model_path: str | Path, device, revision: str | None = None, ro
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from storyeval.neural.models import pinned_source
+    from storyeval.neural.models import pinned_source, warn_unpinned
 
     source = pinned_source(role, str(model_path), revision)
     try:
@@ -241,6 +241,8 @@ def load_encoder(model_path: str | Path, device, revision: str | None = None, ro
             f"encoder {model_path}: cannot be loaded ({str(error).splitlines()[0]}); "
             "fix: point the models section at a Hugging Face model folder or name"
         ) from error
+    if revision is None and not Path(model_path).is_dir():
+        warn_unpinned(role, str(model_path))
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
     return tokenizer, model.eval().to(device)

@@ -16,6 +16,7 @@ revision stops the run with one line.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +26,13 @@ from pathlib import Path
 import numpy as np
 
 from storyeval.errors import InputError
-from storyeval.neural.paths import check_revision, recorded_revision, resolve_model_path, revision_record
+from storyeval.neural.paths import (
+    cached_revision,
+    check_revision,
+    recorded_revision,
+    resolve_model_path,
+    revision_record,
+)
 
 ROLES = {"encoder": "AutoModel", "masked-lm": "AutoModelForMaskedLM", "seq2seq": "AutoModelForSeq2SeqLM",
          "causal-lm": "AutoModelForCausalLM", "question-answering": "AutoModelForQuestionAnswering"}
@@ -97,7 +104,17 @@ def _load(role: str, name: str, device: str, revision: str | None) -> LoadedMode
                          f"{str(error).splitlines()[0]}; fix: name a model folder that holds it, "
                          "or disable the metric") from error
     model.eval()
+    if revision is None and not Path(name).is_dir():
+        warn_unpinned(role, name)
     return LoadedModel(role, name, model.to(device), tokenizer, torch.device(device))
+
+
+def warn_unpinned(role: str, hub_id: str) -> None:
+    """Say which commit an unpinned hub model resolved to, and how to pin it (the signature records it too)."""
+    commit = cached_revision(hub_id) or "unknown"
+    logging.getLogger(__name__).warning(
+        "models.%s %s: no revision pinned, loaded commit %s; pin it with `revision: %s` for the same weights "
+        "next time", role.replace("-", "_"), hub_id, commit, commit)
 
 
 def identity(name_or_path: str | Path, revision: str | None = None) -> dict:

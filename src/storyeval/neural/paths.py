@@ -47,10 +47,23 @@ def recorded_revision(folder: str | Path) -> str | None:
     return None
 
 
+def cached_revision(hub_id: str) -> str | None:
+    """The commit of hub model `hub_id` that the local Hugging Face cache holds for its default branch (what an
+    unpinned load used), or None when the cache has none; reads the cache only, never the network."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(hub_id, "config.json")
+    return recorded_revision(Path(found).parent) if isinstance(found, str) else None
+
+
 def revision_record(name_or_path: str | Path, pinned: str | None) -> dict:
-    """What a signature records of a model's revision: the pinned one, else the one its local folder records
-    (nothing when neither is known)."""
-    revision = pinned or (recorded_revision(name_or_path) if Path(name_or_path).is_dir() else None)
+    """What a signature records of a model's revision: the pinned one, else the one its local folder records, else
+    for a hub id the commit its cache resolved (nothing when none is known). An unpinned model thus still names
+    the weights it was loaded with, so a later run can pin them."""
+    if pinned is not None:
+        return {"revision": pinned}
+    local = Path(name_or_path).is_dir()
+    revision = recorded_revision(name_or_path) if local else cached_revision(str(name_or_path))
     return {} if revision is None else {"revision": revision}
 
 
