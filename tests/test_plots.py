@@ -374,7 +374,7 @@ def test_white_style_and_luminance_are_seaborns():
     from storyeval.plots.base import WHITE_STYLE
     from storyeval.plots.heatmaps import _correlation_cmap, relative_luminance
 
-    assert WHITE_STYLE == dict(sns.axes_style("white"))
+    assert WHITE_STYLE == {key: value for key, value in sns.axes_style("white").items() if key != "image.cmap"}
     colours = _correlation_cmap()(np.linspace(0.0, 1.0, 257))
     assert np.array_equal(relative_luminance(colours), seaborn_luminance(colours))
     assert _correlation_cmap()(0.3) == sns.color_palette("Blues", as_cmap=True)(0.3)

@@ -24,13 +24,14 @@ SAVE_RC = {"pdf.fonttype": 42, "svg.hashsalt": "storyeval"}
 
 
 # seaborn.axes_style("white") of seaborn 0.13, spelled out: the heatmap jobs need nothing else of seaborn, whose
-# import costs them 1-2 CPU-s (tests/test_plots.py checks the two are the same).
+# import costs them 1-2 CPU-s (tests/test_plots.py checks the two are the same). All but its default colormap,
+# "rocket", which exists only once seaborn is imported: every figure here names its colours.
 WHITE_STYLE = {
     "figure.facecolor": "white", "axes.labelcolor": ".15", "xtick.direction": "out", "ytick.direction": "out",
     "xtick.color": ".15", "ytick.color": ".15", "axes.axisbelow": True, "grid.linestyle": "-", "text.color": ".15",
     "font.family": ["sans-serif"], "font.sans-serif": ["Arial", "DejaVu Sans", "Liberation Sans",
                                                         "Bitstream Vera Sans", "sans-serif"],
-    "lines.solid_capstyle": "round", "patch.edgecolor": "w", "patch.force_edgecolor": True, "image.cmap": "rocket",
+    "lines.solid_capstyle": "round", "patch.edgecolor": "w", "patch.force_edgecolor": True,
     "xtick.top": False, "ytick.right": False, "axes.grid": False, "axes.facecolor": "white", "axes.edgecolor": ".15",
     "grid.color": ".8", "axes.spines.left": True, "axes.spines.bottom": True, "axes.spines.right": True,
     "axes.spines.top": True, "xtick.bottom": False, "ytick.left": False,
