@@ -22,12 +22,13 @@ $(STAMP): requirements.txt pyproject.toml tools/install_wordnet.sh
 reproduce: env
 	$(BIN)/snakemake --cores $(CORES)
 
-# Lint first: a second or two, before minutes of tests.
+# Lint first: a second or two, before minutes of tests. One pytest worker per core, a test module each
+# (pytest-xdist): the SLURM test mostly waits on its cluster, so the other worker runs the short modules meanwhile.
 test: lint
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m "not slow"
 
 test-all: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile
 
 bench: env
 	$(BIN)/python bench/bench_analysis.py

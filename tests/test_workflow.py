@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from workflow_helpers import copy_mirror, make_workdir, run_snakemake
+from workflow_helpers import comment_appended, copy_mirror, make_workdir, run_snakemake
 
 # The default config, except that neural metrics run on a 3-prompt slice of hanna-llm
 # (28 stories) instead of all 672: the full neural pass is `make reproduce`'s job.
@@ -215,12 +215,8 @@ def test_wp200_correlations_are_over_stories(finished_run):
 
 def planned_after_editing(run_dir: Path, module: Path) -> dict[str, int]:
     """The jobs per rule that a dry run plans after a comment is appended to `module` (restored after)."""
-    original = module.read_bytes()
-    try:
-        module.write_bytes(original + b"\n# edited by a test\n")
+    with comment_appended(module):
         dry = run_snakemake(run_dir, "-n", "--quiet", "rules")
-    finally:
-        module.write_bytes(original)
     assert dry.returncode == 0, dry.stderr[-2000:]
     return {
         line.split()[0]: int(line.split()[1])

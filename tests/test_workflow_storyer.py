@@ -19,7 +19,7 @@ from storyeval.learned.evaluate import PAIRS_DATASET, PUBLISHED
 from storyeval.metrics import storyer
 
 from conftest import REPO, STORYER_MIRROR
-from workflow_helpers import make_workdir, run_snakemake
+from workflow_helpers import comment_appended, make_workdir, run_snakemake
 
 MODEL = "all-minilm-l6-v2"
 TINY = {
@@ -114,12 +114,8 @@ def test_training_is_byte_reproducible(tiny_run, tmp_path):
 
 def test_editing_the_training_module_retrains(tiny_run):
     module = REPO / "src/storyeval/learned/train.py"
-    original = module.read_bytes()
-    try:
-        module.write_bytes(original + b"\n# edited by a test\n")
+    with comment_appended(module):
         dry = run_snakemake(tiny_run, *TARGETS, "-n", "--quiet", "rules")
-    finally:
-        module.write_bytes(original)
     assert dry.returncode == 0, dry.stderr[-2000:]
     counts = [line.split() for line in dry.stdout.splitlines()]
     planned = {words[0] for words in counts if len(words) == 2 and words[1].isdigit()}

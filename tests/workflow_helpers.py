@@ -6,6 +6,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -43,3 +45,22 @@ def copy_mirror(tmp: Path) -> Path:
     for path in mirror.iterdir():
         path.chmod(0o644)
     return mirror
+
+
+@contextmanager
+def comment_appended(module: Path) -> Iterator[None]:
+    """`module` of the package with a comment line appended, restored after: what an edit does to the rerun
+    triggers. Each version replaces the file whole (os.replace), so processes of other tests (pytest -n) that
+    import the module meanwhile read one version or the other, never half a file."""
+    original = module.read_bytes()
+
+    def put(content: bytes) -> None:
+        temporary = module.with_name(f".{module.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(content)
+        os.replace(temporary, module)
+
+    try:
+        put(original + b"\n# edited by a test\n")
+        yield
+    finally:
+        put(original)
