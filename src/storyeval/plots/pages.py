@@ -113,7 +113,7 @@ def write_figure_page(
 
     with Image.open(png) if pixels is None else Image.fromarray(pixels, "RGBA") as image:
         buffer = io.BytesIO()
-        image.save(buffer, format="WEBP", lossless=True, method=4)
+        image.save(buffer, format="WEBP", lossless=True, method=1)  # method 4: 0.15 % smaller, 15 % slower
         width = round(image.width * SCREEN_DPI / dpi)
         fit = ' style="max-width: 100%; height: auto"' if image.width / dpi <= FIT_INCHES else ""
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
