@@ -222,3 +222,11 @@ def test_bad_inputs_raise_input_errors(tiny_bert, tmp_path):
     assert isinstance(cache, EmbeddingCache)
     with pytest.raises(InputError, match="1 texts are not in the embedding cache"):
         require_texts(cache, ["a story", "another story"], "bertscore")
+
+
+def test_loading_an_encoder_prints_no_progress_bar(minilm, capfd):
+    """transformers draws a "Loading weights" bar on stderr for every load: one per job on the console."""
+    from storyeval.neural.embeddings import load_encoder
+
+    load_encoder(minilm, "cpu")
+    assert "Loading weights" not in capfd.readouterr().err

@@ -229,9 +229,11 @@ def load_encoder(model_path: str | Path, device, revision: str | None = None, ro
     pinned to `revision` (`storyeval.neural.models`; `role` names the config key in its refusal)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as transformers_logging
 
     from storyeval.neural.models import pinned_source, warn_unpinned
 
+    transformers_logging.disable_progress_bar()  # its "Loading weights" bar would fill the console of every job
     source = pinned_source(role, str(model_path), revision)
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(model_path), **source)
