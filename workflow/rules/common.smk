@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "src"))  # the package, also wit
 # Jobs too import this checkout's package: Snakemake appends its own paths to a script's sys.path, after the one
 # `pip install -e` put there, which may be another checkout's.
 if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != sys.path[0]:
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [sys.path[0], os.environ.get("PYTHONPATH")]))
+    os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [sys.path[0], os.environ.get("PYTHONPATH")])))
 # Jobs inherit this environment. OpenMP threads (torch, numba) that wait by spinning burn their core while the
 # thread they wait for is descheduled: on a machine busy with other work, torch's 2-thread encoder pass took
 # 2.3x the CPU time and 2-3x the wall time of waiting passively (bench/bench_thread_wait.py); on a quiet machine
