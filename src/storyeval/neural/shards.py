@@ -10,8 +10,9 @@ their scores in shard order restores its row order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import permutations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -82,21 +83,33 @@ def gather_signatures(signatures: Sequence[dict]) -> dict:
 
 
 def text_ids(cache_paths: Sequence[str]) -> Callable[[str], np.ndarray]:
-    """The token ids of a text, looked up in the caches at `cache_paths` (opened, memory-mapped, at the first
-    look-up: a shard's metric job whose metric counts no idf reads none of them)."""
+    """The token ids of a text, looked up in the caches at `cache_paths` with one cache open (memory-mapped) at a
+    time: the dataset's texts come in shard order, so each cache opens about once per column counted, and memory
+    is one shard's whatever the number of shards. A shard's metric job whose metric counts no idf opens none."""
     from storyeval.neural.embeddings import load_cache
 
-    caches = []
+    paths = list(cache_paths)
+    current: dict[int, object] = {}  # position in `paths` -> its open cache (one entry at most)
 
     def ids(text: str) -> np.ndarray:
-        if not caches:
-            caches.extend(load_cache(path) for path in cache_paths)
-        for cache in caches:
+        start = next(iter(current), 0)
+        for position in [*range(start, len(paths)), *range(start)]:
+            cache = current[position] if position in current else load_cache(paths[position])
             if text in cache:
+                current.clear()
+                current[position] = cache
                 return cache.ids(text)
         raise InputError(f"idf in a shard: {text[:60]!r} is in no shard's embedding cache; fix: rebuild the shards")
 
     return ids
+
+
+def idf_texts(path: str | Path) -> pd.DataFrame:
+    """The dataset's text table at `path` (parquet), its idf columns (`IDF_COLUMNS`) only: what `IdfScope` reads."""
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    return pd.read_parquet(path, columns=[column for column in IDF_COLUMNS if column in present])
 
 
 class IdfScope:
@@ -117,15 +130,16 @@ class IdfScope:
                 self.lists.setdefault(key, []).append((" + ".join(columns), columns))
         self.dataset = dataset
 
-    def documents(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """The token ids of the dataset rows' documents that `texts` (a shard's column or columns) stand for."""
+    def documents(self, texts: Sequence[str]) -> Iterator[np.ndarray]:
+        """The token ids of the dataset rows' documents that `texts` (a shard's column or columns) stand for, one
+        document at a time (`idf_weights` counts them as they come: memory is not the dataset's)."""
         found = self.lists.get(tuple(texts), [])
         wholes = {tuple(text for column in columns for text in self.dataset[column]) for _, columns in found}
         if len(wholes) != 1:
             what = "no column of the shard" if not found else f"{' or '.join(name for name, _ in found)} alike"
             raise InputError(f"idf in a shard: the documents are {what}, so the dataset's idf is unknown; "
                              "fix: set shards.stories to null (one job) for this metric's parameters")
-        return [self.load_ids(text) for text in next(iter(wholes))]
+        return map(self.load_ids, next(iter(wholes)))
 
 
 def gather_benchmarks(shards: Sequence[pd.DataFrame]) -> pd.DataFrame:
