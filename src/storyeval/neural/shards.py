@@ -130,16 +130,21 @@ class IdfScope:
                 self.lists.setdefault(key, []).append((" + ".join(columns), columns))
         self.dataset = dataset
 
+    def alike(self, columns: tuple[str, ...], other: tuple[str, ...]) -> bool:
+        """The dataset's `columns` and `other` hold the same texts row by row (columns alike in a shard must be
+        alike in the dataset too); compared column by column, without a copy of the texts."""
+        return all(self.dataset[mine].equals(self.dataset[theirs]) for mine, theirs in zip(columns, other))
+
     def documents(self, texts: Sequence[str]) -> Iterator[np.ndarray]:
         """The token ids of the dataset rows' documents that `texts` (a shard's column or columns) stand for, one
-        document at a time (`idf_weights` counts them as they come: memory is not the dataset's)."""
+        document at a time (`idf_weights` counts them as they come: the dataset's token ids are never all held)."""
         found = self.lists.get(tuple(texts), [])
-        wholes = {tuple(text for column in columns for text in self.dataset[column]) for _, columns in found}
-        if len(wholes) != 1:
+        columns = found[0][1] if found else ()
+        if not found or not all(self.alike(columns, other) for _, other in found[1:]):
             what = "no column of the shard" if not found else f"{' or '.join(name for name, _ in found)} alike"
             raise InputError(f"idf in a shard: the documents are {what}, so the dataset's idf is unknown; "
                              "fix: set shards.stories to null (one job) for this metric's parameters")
-        return map(self.load_ids, next(iter(wholes)))
+        return (self.load_ids(text) for column in columns for text in self.dataset[column])
 
 
 def gather_benchmarks(shards: Sequence[pd.DataFrame]) -> pd.DataFrame:
