@@ -5,7 +5,8 @@ The corpus is synthetic, built from hanna-llm's texts by seeded recombination: e
 hanna-llm's 96 prompts, and each of its 7 stories (6 LLMs and the human one) and its reference is that prompt's
 story with its sentences shuffled, so lengths and vocabulary are real and every text is distinct. Each size runs
 the real workflow (kind `table`, shards of --shard stories, the five cache-based metrics) in its own directory;
-per job, Snakemake's benchmark files give wall seconds and peak RSS (max_rss, MB).
+per job, Snakemake's benchmark files give wall seconds, CPU seconds (cpu_time, worker processes included) and
+peak RSS (max_rss, MB).
 Usage: python bench/bench_shards_scaling.py --base 5000 --shard 1000 [--sizes 1 2 4] [--cores 2] [--out DIR]
 """
 
@@ -84,8 +85,36 @@ def job_rows(folder: Path, size: int, n_stories: int) -> list[dict]:
         kind = "embed" if path.parts[-4] == "embed" else path.parent.name.split("@")[0]
         bench = pd.read_csv(path, sep="\t").iloc[-1]
         rows.append({"size": size, "stories": n_stories, "job": kind, "shard": path.stem,
-                     "seconds": float(bench["s"]), "max_rss_mb": float(bench["max_rss"])})
+                     "seconds": float(bench["s"]), "cpu_s": float(bench["cpu_time"]),
+                     "max_rss_mb": float(bench["max_rss"])})
     return rows
+
+
+def idf_memory(folder: Path, size: int) -> dict:
+    """Peak Python/numpy allocation (tracemalloc) of the first shard's dataset-wide idf (BaryScore's default: its
+    stories then its references, every shard's cache read), streamed (`idf_weights` on the shard's IdfScope)
+    against holding every document's token ids in a list first (the count before streaming)."""
+    import tracemalloc
+
+    from storyeval.neural.embeddings import idf_weights, load_cache
+    from storyeval.neural.shards import IdfScope, idf_texts, text_ids
+
+    data = folder / "results" / "synthetic"
+    caches = sorted((data / "computed" / "embeddings" / ENCODER).glob("*.safetensors"))
+    shard = pd.read_parquet(data / "data" / "shards" / "0000.parquet")
+    cache, dataset = load_cache(caches[0]), idf_texts(data / "data" / "texts.parquet")
+    documents = [*shard["story"], *shard["reference"]]
+    peaks = {}
+    for way in ("streamed", "listed"):
+        tracemalloc.start()  # the scope opens the shards' caches (one at a time) inside the measure
+        cache.idf_scope = IdfScope(shard, dataset, text_ids(caches))
+        if way == "streamed":
+            idf_weights(cache, documents)
+        else:
+            idf_weights(list(cache.idf_scope.documents(documents)))
+        peaks[f"idf_{way}_peak_kb"] = round(tracemalloc.get_traced_memory()[1] / 1024)
+        tracemalloc.stop()
+    return {"size": size, "shards": len(caches)} | peaks
 
 
 def main() -> None:
@@ -97,21 +126,23 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=Path("bench-shards"))
     args = parser.parse_args()
-    jobs, runs = [], []
+    jobs, runs, idf = [], [], []
     for size in args.sizes:
         stories = synthetic_corpus(args.base * size, args.seed)
         seconds = run_size(args.out / f"x{size}", stories, args.shard, args.cores)
         runs.append({"size": size, "stories": len(stories), "wall_s": round(seconds, 1)})
         jobs += job_rows(args.out / f"x{size}", size, len(stories))
+        idf.append(idf_memory(args.out / f"x{size}", size))
         print(f"{size}x: {len(stories)} stories, {seconds:.0f} s", flush=True)
     jobs = pd.DataFrame(jobs)
     jobs.to_csv(args.out / "jobs.csv", index=False)
     summary = jobs.groupby(["size", "stories", "job"]).agg(
         jobs=("seconds", "size"), seconds_total=("seconds", "sum"), seconds_max=("seconds", "max"),
-        peak_rss_mb=("max_rss_mb", "max")).reset_index()
+        cpu_s_total=("cpu_s", "sum"), peak_rss_mb=("max_rss_mb", "max")).reset_index()
     summary["ms_per_story"] = (1000 * summary["seconds_total"] / summary["stories"]).round(1)
+    summary["cpu_ms_per_story"] = (1000 * summary["cpu_s_total"] / summary["stories"]).round(1)
     summary.to_csv(args.out / "summary.csv", index=False)
-    print(pd.DataFrame(runs).to_string(index=False))
+    print(pd.DataFrame(runs).merge(pd.DataFrame(idf)).to_string(index=False))
     print(summary.to_string(index=False))
 
 
