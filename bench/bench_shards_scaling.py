@@ -7,6 +7,7 @@ story with its sentences shuffled, so lengths and vocabulary are real and every 
 the real workflow (kind `table`, shards of --shard stories, the five cache-based metrics) in its own directory;
 per job, Snakemake's benchmark files give wall seconds, CPU seconds (cpu_time, worker processes included) and
 peak RSS (max_rss, MB).
+The peak allocation of a shard's dataset-wide idf (`idf_memory`) is measured after each size's run.
 Usage: python bench/bench_shards_scaling.py --base 5000 --shard 1000 [--sizes 1 2 4] [--cores 2] [--out DIR]
 """
 
@@ -90,10 +91,12 @@ def job_rows(folder: Path, size: int, n_stories: int) -> list[dict]:
     return rows
 
 
-def idf_memory(folder: Path, size: int) -> dict:
+def idf_memory(folder: Path, size: int, repeat: int = 1) -> dict:
     """Peak Python/numpy allocation (tracemalloc) of the first shard's dataset-wide idf (BaryScore's default: its
     stories then its references, every shard's cache read), streamed (`idf_weights` on the shard's IdfScope)
-    against holding every document's token ids in a list first (the count before streaming)."""
+    against holding every document's token ids in a list first (the count before streaming). `repeat` > 1 counts
+    the dataset's table that many times over (the same texts, found in the same caches): the idf's memory at
+    that many times the rows without embedding them."""
     import tracemalloc
 
     from storyeval.neural.embeddings import idf_weights, load_cache
@@ -102,7 +105,8 @@ def idf_memory(folder: Path, size: int) -> dict:
     data = folder / "results" / "synthetic"
     caches = sorted((data / "computed" / "embeddings" / ENCODER).glob("*.safetensors"))
     shard = pd.read_parquet(data / "data" / "shards" / "0000.parquet")
-    cache, dataset = load_cache(caches[0]), idf_texts(data / "data" / "texts.parquet")
+    cache = load_cache(caches[0])
+    dataset = pd.concat([idf_texts(data / "data" / "texts.parquet")] * repeat, ignore_index=True)
     documents = [*shard["story"], *shard["reference"]]
     peaks = {}
     for way in ("streamed", "listed"):
@@ -110,11 +114,12 @@ def idf_memory(folder: Path, size: int) -> dict:
         cache.idf_scope = IdfScope(shard, dataset, text_ids(caches))
         if way == "streamed":
             idf_weights(cache, documents)
-        else:
-            idf_weights(list(cache.idf_scope.documents(documents)))
+        else:  # the count before streaming: every document's unique ids concatenated, then counted
+            listed = list(cache.idf_scope.documents(documents))
+            np.unique(np.concatenate([np.unique(ids) for ids in listed]), return_counts=True)
         peaks[f"idf_{way}_peak_kb"] = round(tracemalloc.get_traced_memory()[1] / 1024)
         tracemalloc.stop()
-    return {"size": size, "shards": len(caches)} | peaks
+    return {"size": size, "shards": len(caches), "idf_rows": len(dataset)} | peaks
 
 
 def main() -> None:
@@ -124,6 +129,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--idf-repeat", type=int, default=50, help="idf's memory also at this many times the rows")
     parser.add_argument("--out", type=Path, default=Path("bench-shards"))
     args = parser.parse_args()
     jobs, runs, idf = [], [], []
@@ -132,7 +138,7 @@ def main() -> None:
         seconds = run_size(args.out / f"x{size}", stories, args.shard, args.cores)
         runs.append({"size": size, "stories": len(stories), "wall_s": round(seconds, 1)})
         jobs += job_rows(args.out / f"x{size}", size, len(stories))
-        idf.append(idf_memory(args.out / f"x{size}", size))
+        idf += [idf_memory(args.out / f"x{size}", size, repeat) for repeat in (1, args.idf_repeat)]
         print(f"{size}x: {len(stories)} stories, {seconds:.0f} s", flush=True)
     jobs = pd.DataFrame(jobs)
     jobs.to_csv(args.out / "jobs.csv", index=False)
@@ -142,7 +148,9 @@ def main() -> None:
     summary["ms_per_story"] = (1000 * summary["seconds_total"] / summary["stories"]).round(1)
     summary["cpu_ms_per_story"] = (1000 * summary["cpu_s_total"] / summary["stories"]).round(1)
     summary.to_csv(args.out / "summary.csv", index=False)
-    print(pd.DataFrame(runs).merge(pd.DataFrame(idf)).to_string(index=False))
+    pd.DataFrame(idf).to_csv(args.out / "idf_memory.csv", index=False)
+    print(pd.DataFrame(runs).to_string(index=False))
+    print(pd.DataFrame(idf).to_string(index=False))
     print(summary.to_string(index=False))
 
 
