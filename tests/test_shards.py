@@ -106,11 +106,10 @@ def test_idf_in_a_shard_counts_the_whole_datasets_rows(encoder, table, tmp_path)
     for shard_cache, path in zip(caches, paths):
         save_cache(shard_cache, path)
     table.to_parquet(tmp_path / "texts.parquet")
-    dataset = idf_texts(tmp_path / "texts.parquet")  # what a shard job reads: the idf columns only
-    assert list(dataset.columns) == ["story", "reference"]
+    assert list(idf_texts(tmp_path / "texts.parquet").columns) == ["story", "reference"]  # what a shard job reads
     parts = []
-    for shard, scoped in zip(shards, caches):
-        scoped.idf_scope = IdfScope(shard, dataset, text_ids(paths))  # every shard's cache, one open at a time
+    for shard, scoped in zip(shards, caches):  # every shard's cache, one open at a time; the table read when asked
+        scoped.idf_scope = IdfScope(shard, tmp_path / "texts.parquet", text_ids(paths))
         parts.append(pd.concat([bertscore.compute(shard, cache=scoped, idf=True),
                                 moverscore.compute(shard, cache=scoped, idf=True)], axis=1))
     assert gather_scores(parts).equals(whole)

@@ -13,7 +13,7 @@ from storyeval.metrics import catalog
 from storyeval.metrics.run import score_and_write
 from storyeval.neural.embeddings import load_cache
 from storyeval.neural.paths import resolve_model_path
-from storyeval.neural.shards import IdfScope, idf_texts, text_ids
+from storyeval.neural.shards import IdfScope, text_ids
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     if resource["keyword"] == "cache":
         options["cache"] = load_cache(snakemake.input.cache)
         if "dataset_texts" in snakemake.input.keys():  # a shard (rules/shards.smk): idf over the dataset's rows
-            options["cache"].idf_scope = IdfScope(texts, idf_texts(snakemake.input.dataset_texts),
+            options["cache"].idf_scope = IdfScope(texts, snakemake.input.dataset_texts,
                                                   text_ids(snakemake.input.shard_caches))
     else:
         options[resource["keyword"]] = resolve_model_path(resource["path"])

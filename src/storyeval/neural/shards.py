@@ -11,6 +11,7 @@ their scores in shard order restores its row order.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from itertools import permutations
 from pathlib import Path
 
@@ -104,12 +105,17 @@ def text_ids(cache_paths: Sequence[str]) -> Callable[[str], np.ndarray]:
     return ids
 
 
-def idf_texts(path: str | Path) -> pd.DataFrame:
-    """The dataset's text table at `path` (parquet), its idf columns (`IDF_COLUMNS`) only: what `IdfScope` reads."""
+def idf_columns(path: str | Path) -> list[str]:
+    """The idf columns (`IDF_COLUMNS`) of the text table at `path` (parquet), read from its schema alone."""
     import pyarrow.parquet as pq
 
     present = set(pq.read_schema(path).names)
-    return pd.read_parquet(path, columns=[column for column in IDF_COLUMNS if column in present])
+    return [column for column in IDF_COLUMNS if column in present]
+
+
+def idf_texts(path: str | Path) -> pd.DataFrame:
+    """The dataset's text table at `path` (parquet), its idf columns only: what `IdfScope` reads."""
+    return pd.read_parquet(path, columns=idf_columns(path))
 
 
 class IdfScope:
@@ -118,17 +124,24 @@ class IdfScope:
     A metric asks `idf_weights(cache, texts)` for one or two text columns of the table it scores (one document
     per row: its references; its stories then its references). In a shard that table is the shard's rows; the
     scope finds which columns the list is and answers the same columns of the whole dataset, whose texts'
-    token ids it reads from every shard's cache (`load_ids(text)`)."""
+    token ids it reads from every shard's cache (`load_ids(text)`). The dataset's table is a frame or the path of
+    its parquet, read (`idf_texts`) at the first idf asked: a job whose metric counts none never holds it."""
 
-    def __init__(self, shard: pd.DataFrame, dataset: pd.DataFrame, load_ids: Callable[[str], np.ndarray]):
+    def __init__(self, shard: pd.DataFrame, dataset: pd.DataFrame | str | Path,
+                 load_ids: Callable[[str], np.ndarray]):
         self.load_ids = load_ids
+        self.source = dataset
         self.lists: dict[tuple[str, ...], list[tuple[str, tuple[str, ...]]]] = {}
-        present = [column for column in IDF_COLUMNS if column in shard.columns and column in dataset.columns]
+        whole = dataset.columns if isinstance(dataset, pd.DataFrame) else idf_columns(dataset)
+        present = [column for column in IDF_COLUMNS if column in shard.columns and column in whole]
         for length in (1, 2):
             for columns in permutations(present, length):
                 key = tuple(text for column in columns for text in shard[column])
                 self.lists.setdefault(key, []).append((" + ".join(columns), columns))
-        self.dataset = dataset
+
+    @cached_property
+    def dataset(self) -> pd.DataFrame:
+        return self.source if isinstance(self.source, pd.DataFrame) else idf_texts(self.source)
 
     def alike(self, columns: tuple[str, ...], other: tuple[str, ...]) -> bool:
         """The dataset's `columns` and `other` hold the same texts row by row (columns alike in a shard must be
