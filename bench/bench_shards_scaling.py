@@ -5,8 +5,9 @@ The corpus is synthetic, built from hanna-llm's texts by seeded recombination: e
 hanna-llm's 96 prompts, and each of its 7 stories (6 LLMs and the human one) and its reference is that prompt's
 story with its sentences shuffled, so lengths and vocabulary are real and every text is distinct. Each size runs
 the real workflow (kind `table`, shards of --shard stories, the five cache-based metrics) in its own directory;
-per job, Snakemake's benchmark files give wall seconds, CPU seconds (cpu_time, worker processes included) and
-peak RSS (max_rss, MB).
+per job, Snakemake's benchmark files give wall seconds and peak RSS (max_rss, MB, worker processes included); their
+CPU seconds (cpu_time) are a lower bound: Snakemake samples a job every 0.5 s for 15 s, then every 30 s (the same
+for max_rss). Per size, the whole run's CPU seconds are exact (getrusage of the waited-for processes).
 The peak allocation of a shard's dataset-wide idf (`idf_memory`) is measured after each size's run.
 Usage: python bench/bench_shards_scaling.py --base 5000 --shard 1000 [--sizes 1 2 4] [--cores 2] [--out DIR]
 """
@@ -30,10 +31,6 @@ REPO = Path(__file__).resolve().parents[1]
 MIRROR = REPO.parent / "shared" / "data"
 METRICS = ["bertscore", "moverscore", "baryscore", "depthscore", "supert"]
 ENCODER = "all-minilm-l6-v2"
-# Snakemake samples a job's CPU time and memory every 0.5 s for 15 s, then every 30 s, so a longer job's last
-# seconds go uncounted: the bench runs it with one sample a second throughout (the default of `benchmarked`).
-SNAKEMAKE = ("import sys; from snakemake import benchmark; benchmark.benchmarked.__defaults__ = (None, None, 1); "
-             "from snakemake.cli import main; sys.exit(main())")
 
 
 def shuffled(text: str, rng: np.random.Generator) -> str:
@@ -78,9 +75,9 @@ def run_size(folder: Path, stories: pd.DataFrame, shard: int, cores: int) -> dic
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     targets = [f"results/synthetic/computed/scores/{metric}@{ENCODER}.parquet" for metric in METRICS]
     start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(folder),
-                    "--workflow-profile", "none", "--cores", str(cores), *targets], check=True, cwd=folder,
-                   capture_output=True)
+    subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-s", str(REPO / "Snakefile"), "--directory",
+                    str(folder), "--workflow-profile", "none", "--cores", str(cores), *targets], check=True,
+                   cwd=folder, capture_output=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"wall_s": round(time.perf_counter() - start, 1),
             "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
