@@ -95,11 +95,11 @@ def text_ids(cache_paths: Sequence[str]) -> Callable[[str], np.ndarray]:
     def ids(text: str) -> np.ndarray:
         start = next(iter(current), 0)
         for position in [*range(start, len(paths)), *range(start)]:
-            cache = current[position] if position in current else load_cache(paths[position])
-            if text in cache:
+            if position not in current:  # close the open cache before the next opens
                 current.clear()
-                current[position] = cache
-                return cache.ids(text)
+                current[position] = load_cache(paths[position])
+            if text in current[position]:
+                return current[position].ids(text)
         raise InputError(f"idf in a shard: {text[:60]!r} is in no shard's embedding cache; fix: rebuild the shards")
 
     return ids
