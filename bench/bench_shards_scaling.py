@@ -5,7 +5,10 @@ The corpus is synthetic, built from hanna-llm's texts by seeded recombination: e
 hanna-llm's 96 prompts, and each of its 7 stories (6 LLMs and the human one) and its reference is that prompt's
 story with its sentences shuffled, so lengths and vocabulary are real and every text is distinct. Each size runs
 the real workflow (kind `table`, shards of --shard stories, the five cache-based metrics) in its own directory;
-per job, Snakemake's benchmark files give wall seconds and peak RSS (max_rss, MB).
+per job, Snakemake's benchmark files give wall seconds and peak RSS (max_rss, MB, worker processes included); their
+CPU seconds (cpu_time) are a lower bound: Snakemake samples a job every 0.5 s for 15 s, then every 30 s (the same
+for max_rss). Per size, the whole run's CPU seconds are exact (getrusage of the waited-for processes).
+The peak allocation of a shard's dataset-wide idf (`idf_memory`) is measured after each size's run.
 Usage: python bench/bench_shards_scaling.py --base 5000 --shard 1000 [--sizes 1 2 4] [--cores 2] [--out DIR]
 """
 
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -53,7 +57,9 @@ def synthetic_corpus(n_stories: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_size(folder: Path, stories: pd.DataFrame, shard: int, cores: int) -> float:
+def run_size(folder: Path, stories: pd.DataFrame, shard: int, cores: int) -> dict:
+    """Run the workflow on `stories`: wall seconds, and the CPU seconds and largest process's peak RSS of the
+    whole run (getrusage of the waited-for processes: exact, where the per-job rows are sampled)."""
     folder.mkdir(parents=True, exist_ok=True)
     table = folder / "stories.csv"
     stories.to_csv(table, index=False)
@@ -68,11 +74,14 @@ def run_size(folder: Path, stories: pd.DataFrame, shard: int, cores: int) -> flo
                                         "sha256": hashlib.sha256(table.read_bytes()).hexdigest()}}
     (folder / "config.yaml").write_text(yaml.safe_dump(config))
     targets = [f"results/synthetic/computed/scores/{metric}@{ENCODER}.parquet" for metric in METRICS]
-    start = time.perf_counter()
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([str(Path(sys.executable).with_name("snakemake")), "-s", str(REPO / "Snakefile"), "--directory",
                     str(folder), "--workflow-profile", "none", "--cores", str(cores), *targets], check=True,
                    cwd=folder, capture_output=True)
-    return time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"wall_s": round(time.perf_counter() - start, 1),
+            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
+            "largest_process_rss_mb": round(after.ru_maxrss / 1024)}
 
 
 def job_rows(folder: Path, size: int, n_stories: int) -> list[dict]:
@@ -84,8 +93,40 @@ def job_rows(folder: Path, size: int, n_stories: int) -> list[dict]:
         kind = "embed" if path.parts[-4] == "embed" else path.parent.name.split("@")[0]
         bench = pd.read_csv(path, sep="\t").iloc[-1]
         rows.append({"size": size, "stories": n_stories, "job": kind, "shard": path.stem,
-                     "seconds": float(bench["s"]), "max_rss_mb": float(bench["max_rss"])})
+                     "seconds": float(bench["s"]), "cpu_s": float(bench["cpu_time"]),
+                     "max_rss_mb": float(bench["max_rss"])})
     return rows
+
+
+def idf_memory(folder: Path, size: int, repeat: int = 1) -> dict:
+    """Peak Python/numpy allocation (tracemalloc) of the first shard's dataset-wide idf (BaryScore's default: its
+    stories then its references, every shard's cache read), streamed (`idf_weights` on the shard's IdfScope)
+    against holding every document's token ids in a list first (the count before streaming). `repeat` > 1 counts
+    the dataset's table that many times over (the same texts, found in the same caches): the idf's memory at
+    that many times the rows without embedding them."""
+    import tracemalloc
+
+    from storyeval.neural.embeddings import idf_weights, load_cache
+    from storyeval.neural.shards import IdfScope, idf_texts, text_ids
+
+    data = folder / "results" / "synthetic"
+    caches = sorted((data / "computed" / "embeddings" / ENCODER).glob("*.safetensors"))
+    shard = pd.read_parquet(data / "data" / "shards" / "0000.parquet")
+    cache = load_cache(caches[0])
+    dataset = pd.concat([idf_texts(data / "data" / "texts.parquet")] * repeat, ignore_index=True)
+    documents = [*shard["story"], *shard["reference"]]
+    peaks = {}
+    for way in ("streamed", "listed"):
+        tracemalloc.start()  # the scope opens the shards' caches (one at a time) inside the measure
+        cache.idf_scope = IdfScope(shard, dataset, text_ids(caches))
+        if way == "streamed":
+            idf_weights(cache, documents)
+        else:  # the count before streaming: every document's unique ids concatenated, then counted
+            listed = list(cache.idf_scope.documents(documents))
+            np.unique(np.concatenate([np.unique(ids) for ids in listed]), return_counts=True)
+        peaks[f"idf_{way}_peak_kb"] = round(tracemalloc.get_traced_memory()[1] / 1024)
+        tracemalloc.stop()
+    return {"size": size, "shards": len(caches), "idf_rows": len(dataset)} | peaks
 
 
 def main() -> None:
@@ -95,23 +136,29 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--idf-repeat", type=int, default=50, help="idf's memory also at this many times the rows")
     parser.add_argument("--out", type=Path, default=Path("bench-shards"))
     args = parser.parse_args()
-    jobs, runs = [], []
+    jobs, runs, idf = [], [], []
     for size in args.sizes:
         stories = synthetic_corpus(args.base * size, args.seed)
-        seconds = run_size(args.out / f"x{size}", stories, args.shard, args.cores)
-        runs.append({"size": size, "stories": len(stories), "wall_s": round(seconds, 1)})
+        run = run_size(args.out / f"x{size}", stories, args.shard, args.cores)
+        runs.append({"size": size, "stories": len(stories)} | run)
         jobs += job_rows(args.out / f"x{size}", size, len(stories))
-        print(f"{size}x: {len(stories)} stories, {seconds:.0f} s", flush=True)
+        idf += [idf_memory(args.out / f"x{size}", size, repeat) for repeat in (1, args.idf_repeat)]
+        print(f"{size}x: {len(stories)} stories, {run}", flush=True)
     jobs = pd.DataFrame(jobs)
     jobs.to_csv(args.out / "jobs.csv", index=False)
     summary = jobs.groupby(["size", "stories", "job"]).agg(
         jobs=("seconds", "size"), seconds_total=("seconds", "sum"), seconds_max=("seconds", "max"),
-        peak_rss_mb=("max_rss_mb", "max")).reset_index()
+        cpu_s_total=("cpu_s", "sum"), peak_rss_mb=("max_rss_mb", "max")).reset_index()
     summary["ms_per_story"] = (1000 * summary["seconds_total"] / summary["stories"]).round(1)
+    summary["cpu_ms_per_story"] = (1000 * summary["cpu_s_total"] / summary["stories"]).round(1)
     summary.to_csv(args.out / "summary.csv", index=False)
+    pd.DataFrame(idf).to_csv(args.out / "idf_memory.csv", index=False)
+    pd.DataFrame(runs).to_csv(args.out / "runs.csv", index=False)
     print(pd.DataFrame(runs).to_string(index=False))
+    print(pd.DataFrame(idf).to_string(index=False))
     print(summary.to_string(index=False))
 
 

@@ -11,6 +11,7 @@ import pytest
 from storyeval.errors import InputError
 from storyeval.metrics import bertscore, moverscore
 from storyeval.neural.embeddings import (
+    document_frequencies,
     encode_texts,
     idf_weights,
     layers_read,
@@ -23,8 +24,10 @@ from storyeval.neural.shards import (
     gather_benchmarks,
     gather_scores,
     gather_signatures,
+    idf_texts,
     shard_count,
     split_rows,
+    text_ids,
 )
 
 from tiny_models import one_thread, tiny_bert
@@ -93,14 +96,20 @@ def test_a_texts_vectors_do_not_depend_on_the_texts_that_share_its_pass(encoder,
             assert np.array_equal(alone.get(text).layers[2], whole.get(text).layers[2])
 
 
-def test_idf_in_a_shard_counts_the_whole_datasets_rows(encoder, table):
+def test_idf_in_a_shard_counts_the_whole_datasets_rows(encoder, table, tmp_path):
     cache = encode_texts([*table["story"], *table["reference"]], encoder, [2], batch_size=4)
     whole = pd.concat([bertscore.compute(table, cache=cache, idf=True),
                        moverscore.compute(table, cache=cache, idf=True)], axis=1)
+    shards = split_rows(table, 5)
+    caches = [encode_texts([*shard["story"], *shard["reference"]], encoder, [2], batch_size=4) for shard in shards]
+    paths = [tmp_path / f"{index:04d}.safetensors" for index in range(len(shards))]
+    for shard_cache, path in zip(caches, paths):
+        save_cache(shard_cache, path)
+    table.to_parquet(tmp_path / "texts.parquet")
+    assert list(idf_texts(tmp_path / "texts.parquet").columns) == ["story", "reference"]  # what a shard job reads
     parts = []
-    for shard in split_rows(table, 5):
-        scoped = encode_texts([*shard["story"], *shard["reference"]], encoder, [2], batch_size=4)
-        scoped.idf_scope = IdfScope(shard, table, cache.ids)
+    for shard, scoped in zip(shards, caches):  # every shard's cache, one open at a time; the table read when asked
+        scoped.idf_scope = IdfScope(shard, tmp_path / "texts.parquet", text_ids(paths))
         parts.append(pd.concat([bertscore.compute(shard, cache=scoped, idf=True),
                                 moverscore.compute(shard, cache=scoped, idf=True)], axis=1))
     assert gather_scores(parts).equals(whole)
@@ -111,6 +120,22 @@ def test_idf_in_a_shard_counts_the_whole_datasets_rows(encoder, table):
         scope.documents([table["story"].iloc[0]])
     with pytest.raises(InputError, match="no column of the shard"):
         idf_weights(scoped, ["some other text"])
+
+
+def test_streamed_document_frequencies_equal_the_list_based_count(minilm, hanna_llm_texts):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm)
+    rows = hanna_llm_texts.iloc[:21]  # 3 prompts: each reference counted once per story, as in a shard's idf
+    documents = [np.asarray(tokenizer(text)["input_ids"]) for text in [*rows["story"], *rows["reference"]]]
+    present, counts = np.unique(np.concatenate([np.unique(ids) for ids in documents]), return_counts=True)
+    df, n = document_frequencies(iter(documents))
+    assert n == len(documents) and np.array_equal(np.flatnonzero(df), present)
+    assert np.array_equal(df[present], counts)
+    weights = idf_weights(iter(documents))  # a generator: read once, one document at a time
+    assert list(weights) == present.tolist() and list(weights.values()) == np.log((n + 1) / (counts + 1)).tolist()
+    with pytest.raises(InputError, match="no documents"):
+        idf_weights(iter([]))
 
 
 def test_cache_keeps_the_layers_the_metrics_read_in_the_storage_dtype(encoder, table, tmp_path):

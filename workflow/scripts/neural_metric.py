@@ -28,7 +28,7 @@ def main() -> None:
     if resource["keyword"] == "cache":
         options["cache"] = load_cache(snakemake.input.cache)
         if "dataset_texts" in snakemake.input.keys():  # a shard (rules/shards.smk): idf over the dataset's rows
-            options["cache"].idf_scope = IdfScope(texts, pd.read_parquet(snakemake.input.dataset_texts),
+            options["cache"].idf_scope = IdfScope(texts, snakemake.input.dataset_texts,
                                                   text_ids(snakemake.input.shard_caches))
     else:
         options[resource["keyword"]] = resolve_model_path(resource["path"])

@@ -522,21 +522,35 @@ class IdfWeights(dict):
         return np.where(self.keys_sorted[where] == ids, self.values_sorted[where], self.unseen)
 
 
-def idf_weights(documents: EmbeddingCache | Sequence[np.ndarray], texts: Sequence[str] | None = None) -> IdfWeights:
+def document_frequencies(documents: Iterable[np.ndarray]) -> tuple[np.ndarray, int]:
+    """df[id] = number of documents (token-id arrays) containing the id, and the number of documents, reading one
+    document at a time: memory is the vocabulary's (the largest id), whatever the number of documents."""
+    df, n = np.zeros(0, dtype=np.int64), 0
+    for ids in documents:
+        present = np.unique(np.asarray(ids, dtype=np.int64))
+        if len(present) and present[0] < 0:
+            raise InputError(f"idf: token id {present[0]} is negative; fix: rebuild the embedding cache")
+        if len(present) and present[-1] >= len(df):
+            df = np.concatenate([df, np.zeros(max(present[-1] + 1, 2 * len(df)) - len(df), dtype=np.int64)])
+        df[present] += 1
+        n += 1
+    return df, n
+
+
+def idf_weights(documents: EmbeddingCache | Iterable[np.ndarray], texts: Sequence[str] | None = None) -> IdfWeights:
     """idf = log((N+1)/(df+1)) over N documents (token-id arrays, or `texts` looked up in a cache; all its
     texts when `texts` is None), df = number of documents containing the id (BERTScore, MoverScore, BaryScore).
     A document listed twice counts twice, as in bert_score. In a shard (`cache.idf_scope`), `texts` stand for the
-    same columns of the whole dataset, whose rows are counted."""
+    same columns of the whole dataset, whose rows are counted. Documents are read one at a time
+    (`document_frequencies`), so a generator keeps memory independent of their number."""
     if isinstance(documents, EmbeddingCache) and documents.idf_scope is not None and texts is not None:
         documents = documents.idf_scope.documents(list(texts))  # a shard: the dataset's rows
     elif isinstance(documents, EmbeddingCache):
-        names = documents.texts if texts is None else list(texts)
-        require_texts(documents, names, "idf")
-        documents = [documents.ids(text) for text in names]
-    if len(documents) == 0:
+        cache, names = documents, documents.texts if texts is None else list(texts)
+        require_texts(cache, names, "idf")
+        documents = (cache.ids(text) for text in names)
+    df, n = document_frequencies(documents)
+    if n == 0:
         raise InputError("idf: no documents to count token frequencies over; fix: pass the reference texts")
-    present, df = np.unique(
-        np.concatenate([np.unique(np.asarray(ids, dtype=np.int64)) for ids in documents]), return_counts=True
-    )
-    n = len(documents)
-    return IdfWeights(dict(zip(present.tolist(), np.log((n + 1) / (df + 1)).tolist())), n)
+    present = np.flatnonzero(df)
+    return IdfWeights(dict(zip(present.tolist(), np.log((n + 1) / (df[present] + 1)).tolist())), n)

@@ -10,8 +10,10 @@ their scores in shard order restores its row order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from itertools import permutations
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -82,21 +84,38 @@ def gather_signatures(signatures: Sequence[dict]) -> dict:
 
 
 def text_ids(cache_paths: Sequence[str]) -> Callable[[str], np.ndarray]:
-    """The token ids of a text, looked up in the caches at `cache_paths` (opened, memory-mapped, at the first
-    look-up: a shard's metric job whose metric counts no idf reads none of them)."""
+    """The token ids of a text, looked up in the caches at `cache_paths` with one cache open (memory-mapped) at a
+    time: the dataset's texts come in shard order, so each cache opens about once per column counted, and memory
+    is one shard's whatever the number of shards. A shard's metric job whose metric counts no idf opens none."""
     from storyeval.neural.embeddings import load_cache
 
-    caches = []
+    paths = list(cache_paths)
+    current: dict[int, object] = {}  # position in `paths` -> its open cache (one entry at most)
 
     def ids(text: str) -> np.ndarray:
-        if not caches:
-            caches.extend(load_cache(path) for path in cache_paths)
-        for cache in caches:
-            if text in cache:
-                return cache.ids(text)
+        start = next(iter(current), 0)
+        for position in [*range(start, len(paths)), *range(start)]:
+            if position not in current:  # close the open cache before the next opens
+                current.clear()
+                current[position] = load_cache(paths[position])
+            if text in current[position]:
+                return current[position].ids(text)
         raise InputError(f"idf in a shard: {text[:60]!r} is in no shard's embedding cache; fix: rebuild the shards")
 
     return ids
+
+
+def idf_columns(path: str | Path) -> list[str]:
+    """The idf columns (`IDF_COLUMNS`) of the text table at `path` (parquet), read from its schema alone."""
+    import pyarrow.parquet as pq
+
+    present = set(pq.read_schema(path).names)
+    return [column for column in IDF_COLUMNS if column in present]
+
+
+def idf_texts(path: str | Path) -> pd.DataFrame:
+    """The dataset's text table at `path` (parquet), its idf columns only: what `IdfScope` reads."""
+    return pd.read_parquet(path, columns=idf_columns(path))
 
 
 class IdfScope:
@@ -105,27 +124,40 @@ class IdfScope:
     A metric asks `idf_weights(cache, texts)` for one or two text columns of the table it scores (one document
     per row: its references; its stories then its references). In a shard that table is the shard's rows; the
     scope finds which columns the list is and answers the same columns of the whole dataset, whose texts'
-    token ids it reads from every shard's cache (`load_ids(text)`)."""
+    token ids it reads from every shard's cache (`load_ids(text)`). The dataset's table is a frame or the path of
+    its parquet, read (`idf_texts`) at the first idf asked: a job whose metric counts none never holds it."""
 
-    def __init__(self, shard: pd.DataFrame, dataset: pd.DataFrame, load_ids: Callable[[str], np.ndarray]):
+    def __init__(self, shard: pd.DataFrame, dataset: pd.DataFrame | str | Path,
+                 load_ids: Callable[[str], np.ndarray]):
         self.load_ids = load_ids
+        self.source = dataset
         self.lists: dict[tuple[str, ...], list[tuple[str, tuple[str, ...]]]] = {}
-        present = [column for column in IDF_COLUMNS if column in shard.columns and column in dataset.columns]
+        whole = dataset.columns if isinstance(dataset, pd.DataFrame) else idf_columns(dataset)
+        present = [column for column in IDF_COLUMNS if column in shard.columns and column in whole]
         for length in (1, 2):
             for columns in permutations(present, length):
                 key = tuple(text for column in columns for text in shard[column])
                 self.lists.setdefault(key, []).append((" + ".join(columns), columns))
-        self.dataset = dataset
 
-    def documents(self, texts: Sequence[str]) -> list[np.ndarray]:
-        """The token ids of the dataset rows' documents that `texts` (a shard's column or columns) stand for."""
+    @cached_property
+    def dataset(self) -> pd.DataFrame:
+        return self.source if isinstance(self.source, pd.DataFrame) else idf_texts(self.source)
+
+    def alike(self, columns: tuple[str, ...], other: tuple[str, ...]) -> bool:
+        """The dataset's `columns` and `other` hold the same texts row by row (columns alike in a shard must be
+        alike in the dataset too); compared column by column, without a copy of the texts."""
+        return all(self.dataset[mine].equals(self.dataset[theirs]) for mine, theirs in zip(columns, other))
+
+    def documents(self, texts: Sequence[str]) -> Iterator[np.ndarray]:
+        """The token ids of the dataset rows' documents that `texts` (a shard's column or columns) stand for, one
+        document at a time (`idf_weights` counts them as they come: the dataset's token ids are never all held)."""
         found = self.lists.get(tuple(texts), [])
-        wholes = {tuple(text for column in columns for text in self.dataset[column]) for _, columns in found}
-        if len(wholes) != 1:
+        columns = found[0][1] if found else ()
+        if not found or not all(self.alike(columns, other) for _, other in found[1:]):
             what = "no column of the shard" if not found else f"{' or '.join(name for name, _ in found)} alike"
             raise InputError(f"idf in a shard: the documents are {what}, so the dataset's idf is unknown; "
                              "fix: set shards.stories to null (one job) for this metric's parameters")
-        return [self.load_ids(text) for text in next(iter(wholes))]
+        return (self.load_ids(text) for column in columns for text in self.dataset[column])
 
 
 def gather_benchmarks(shards: Sequence[pd.DataFrame]) -> pd.DataFrame:
