@@ -56,7 +56,9 @@ def test_unpinned_hub_model_records_the_commit_its_cache_resolved(tmp_path, monk
     assert models.identity("storyeval-test/tiny-gpt2") == {"name": "storyeval-test/tiny-gpt2", "revision": OTHER}
     assert models.identity("storyeval-test/tiny-gpt2", PINNED)["revision"] == PINNED  # a pin is what it records
     with caplog.at_level("WARNING"):
-        models.warn_unpinned("causal-lm", "storyeval-test/tiny-gpt2")
+        models.warn_unpinned("causal-lm", "storyeval-test/tiny-gpt2", PINNED)  # pinned: nothing to say
+        assert not caplog.text
+        models.warn_unpinned("causal-lm", "storyeval-test/tiny-gpt2", None)
     assert f"models.causal_lm storyeval-test/tiny-gpt2: no revision pinned, loaded commit {OTHER}" in caplog.text
     assert f"revision: {OTHER}" in caplog.text
 

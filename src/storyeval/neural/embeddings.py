@@ -244,8 +244,7 @@ def load_encoder(model_path: str | Path, device, revision: str | None = None, ro
             f"encoder {model_path}: cannot be loaded ({str(error).splitlines()[0]}); "
             "fix: point the models section at a Hugging Face model folder or name"
         ) from error
-    if revision is None and not Path(model_path).is_dir():
-        warn_unpinned(role, str(model_path))
+    warn_unpinned(role, str(model_path), revision)
     if getattr(model.config, "is_encoder_decoder", False):
         model = model.get_encoder()
     return tokenizer, model.eval().to(device)

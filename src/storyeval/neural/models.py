@@ -104,17 +104,19 @@ def _load(role: str, name: str, device: str, revision: str | None) -> LoadedMode
                          f"{str(error).splitlines()[0]}; fix: name a model folder that holds it, "
                          "or disable the metric") from error
     model.eval()
-    if revision is None and not Path(name).is_dir():
-        warn_unpinned(role, name)
+    warn_unpinned(role, name, revision)
     return LoadedModel(role, name, model.to(device), tokenizer, torch.device(device))
 
 
-def warn_unpinned(role: str, hub_id: str) -> None:
-    """Say which commit an unpinned hub model resolved to, and how to pin it (the signature records it too)."""
-    commit = cached_revision(hub_id) or "unknown"
+def warn_unpinned(role: str, name: str, revision: str | None) -> None:
+    """For a hub model loaded without a pinned `revision`, say which commit it resolved to and how to pin it (the
+    signature records it too); a pinned model or a local folder needs no word."""
+    if revision is not None or Path(name).is_dir():
+        return
+    commit = cached_revision(name) or "unknown"
     logging.getLogger(__name__).warning(
         "models.%s %s: no revision pinned, loaded commit %s; pin it with `revision: %s` for the same weights "
-        "next time", role.replace("-", "_"), hub_id, commit, commit)
+        "next time", role.replace("-", "_"), name, commit, commit)
 
 
 def identity(name_or_path: str | Path, revision: str | None = None) -> dict:
