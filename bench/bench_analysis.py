@@ -14,6 +14,8 @@ import argparse
 import time
 from pathlib import Path
 
+import numpy as np
+
 from storyeval import tables
 from storyeval.analysis import BORDA_LEVELS, correlation_table, metric_criterion_table, system_means
 from storyeval.criteria import CRITERIA
@@ -106,10 +108,13 @@ def main() -> None:
     best = {name: min(timings[name] for timings in runs) for name in runs[0]}
     for name, seconds in best.items():
         print(f"{name:30s} {seconds:7.3f} s")
-    analyses = min(sum(timings[name] for name in ANALYSES) for timings in runs)
-    statistics = min(sum(seconds for name, seconds in timings.items() if name not in ANALYSES) for timings in runs)
-    print(f"{f'total analyses (best of {args.repeat})':30s} {analyses:7.3f} s")
-    print(f"{f'total statistics (best of {args.repeat})':30s} {statistics:7.3f} s")
+    analyses = [sum(timings[name] for name in ANALYSES) for timings in runs]
+    statistics = [sum(seconds for name, seconds in timings.items() if name not in ANALYSES) for timings in runs]
+    print(f"{f'total analyses (best of {args.repeat})':30s} {min(analyses):7.3f} s")
+    print(f"{f'total statistics (best of {args.repeat})':30s} {min(statistics):7.3f} s")
+    # The median of whole runs: the statistic bench_workflow_analysis.py compares with its median workflow run.
+    both = float(np.median([a + s for a, s in zip(analyses, statistics)]))
+    print(f"{f'median analyses + statistics ({args.repeat} runs)':30s} {both:7.3f} s")
 
 
 if __name__ == "__main__":

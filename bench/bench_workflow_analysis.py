@@ -4,8 +4,10 @@ Copies the working tree (no results) into a scratch directory, runs Snakemake th
 analysis_targets("hanna", "released") (statistics, tables, figures and their report pages), and prints the wall
 time, the CPU seconds of Snakemake and all its jobs, each job's time from its benchmark: file, and the ratio of
 the wall time to bench_analysis.py's in-package computation (parse, correlations, tables, statistics).
-Usage: python bench/bench_workflow_analysis.py [--cores 2] [--keep DIR] [--package-seconds S]
-A busy machine inflates the wall time; the CPU seconds are the steadier measure.
+Usage: python bench/bench_workflow_analysis.py [--cores 2] [--repeat 3] [--keep DIR] [--package-seconds S]
+A busy machine inflates the wall time; the CPU seconds are the steadier measure. Both this machine's runs and the
+package's vary by 10-25 % from run to run, so the ratio is the median workflow run over the package's median run
+(the same statistic on both sides), each package run right after its workflow run (the same load).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,11 +44,13 @@ def scratch_copy(work: Path) -> None:
         shared.symlink_to(REPO.parent / "shared")
 
 
-def package_seconds() -> dict[str, float]:
-    """bench_analysis.py's times, best of 3: the analyses and the statistics."""
-    output = subprocess.run([sys.executable, str(REPO / "bench/bench_analysis.py")],
+def package_seconds(repeat: int) -> dict[str, float]:
+    """bench_analysis.py's totals: best of `repeat` runs of the analyses and of the statistics, and the median
+    of whole runs."""
+    output = subprocess.run([sys.executable, str(REPO / "bench/bench_analysis.py"), "--repeat", str(repeat)],
                             capture_output=True, text=True, check=True).stdout
-    return {line.split(" (")[0]: float(line.split()[-2]) for line in output.splitlines() if line.startswith("total")}
+    return {line.split(" (")[0]: float(line.split()[-2]) for line in output.splitlines()
+            if line.startswith(("total", "median"))}
 
 
 def job_times(work: Path) -> pd.DataFrame:
@@ -57,9 +62,27 @@ def job_times(work: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def run_workflow(work: Path, cores: int) -> tuple[float, float]:
+    """One run from nothing (outputs, logs and Snakemake's records removed): wall and CPU seconds of Snakemake and
+    all its jobs."""
+    for name in ("results", "logs", "benchmarks", ".snakemake"):
+        shutil.rmtree(work / name, ignore_errors=True)
+    snakemake = Path(sys.executable).with_name("snakemake")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    result = subprocess.run([str(snakemake), "-s", "bench.smk", "--cores", str(cores), "bench_released"],
+                            cwd=work, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if result.returncode:
+        sys.exit(f"snakemake failed:\n{result.stderr[-3000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3, help="workflow runs (default 3); the ratio uses medians")
     parser.add_argument("--keep", type=Path, help="scratch directory to use and keep (default: a temporary one)")
     parser.add_argument("--package-seconds", type=float, help="skip bench_analysis.py: the in-package time to use")
     args = parser.parse_args()
@@ -67,32 +90,25 @@ def main() -> None:
     work = root / "ws"
     shutil.rmtree(work, ignore_errors=True)
     scratch_copy(work)
-    snakemake = Path(sys.executable).with_name("snakemake")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    result = subprocess.run(
-        [str(snakemake), "-s", "bench.smk", "--cores", str(args.cores), "bench_released"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode:
-        sys.exit(f"snakemake failed:\n{result.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    # Each workflow run is followed by the package's runs, so that both see the same load on a shared machine.
+    runs, packages = [], []
+    for _ in range(args.repeat):
+        runs.append(run_workflow(work, args.cores))
+        packages.append({"given": args.package_seconds} if args.package_seconds else package_seconds(3))
     jobs = job_times(work)
     print(jobs.sort_values("cpu_s", ascending=False).to_string(index=False))
-    print(f"jobs with a benchmark file: {len(jobs)}, their CPU {jobs['cpu_s'].sum():.1f} s")
-    print(f"workflow wall {wall:.1f} s, CPU {cpu:.1f} s (Snakemake and all jobs) at --cores {args.cores}")
-    package = {"given": args.package_seconds} if args.package_seconds else package_seconds()
-    if len(package) > 1:
-        package["analyses + statistics"] = sum(package.values())
-    for name, seconds in package.items():
-        print(
-            f"package {name}: {seconds:.2f} s; workflow wall / package {wall / seconds:.1f}x, "
-            f"CPU / package {cpu / seconds:.1f}x"
-        )
+    print(f"jobs with a benchmark file (last run): {len(jobs)}, their CPU {jobs['cpu_s'].sum():.1f} s")
+    key = "given" if args.package_seconds else "median analyses + statistics"
+    ratios = []
+    for (wall, cpu), package in zip(runs, packages):
+        ratios.append(wall / package[key])
+        print(f"workflow wall {wall:.1f} s, CPU {cpu:.1f} s (Snakemake and all jobs) at --cores {args.cores}; "
+              + ", ".join(f"package {name} {seconds:.2f} s" for name, seconds in package.items())
+              + f"; wall / package {ratios[-1]:.1f}x")
+    wall, cpu = (float(np.median(values)) for values in zip(*runs))
+    print(f"median of {len(runs)} runs: wall {wall:.1f} s, CPU {cpu:.1f} s, package {key} "
+          f"{np.median([package[key] for package in packages]):.2f} s; median ratio of a run's wall to its "
+          f"package time {np.median(ratios):.1f}x (runs: {', '.join(f'{ratio:.1f}x' for ratio in ratios)})")
     if not args.keep:
         shutil.rmtree(root)
 

@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from storyeval.analysis import system_means
 from storyeval.stats.intervals import t_interval
@@ -12,6 +13,14 @@ def test_t_interval_by_hand():
     assert mean == pytest.approx(3.0)
     assert high - mean == pytest.approx(2.776445 * np.sqrt(0.5), rel=1e-6)
     assert mean - low == pytest.approx(high - mean)
+
+
+def test_t_interval_equals_scipy_stats():
+    rng = np.random.default_rng(3)
+    for size in (2, 3, 96, 1000):
+        values = rng.normal(3.0, 1.0, size)
+        half = stats.sem(values) * stats.t.ppf(0.975, size - 1)
+        assert t_interval(values) == (values.mean(), values.mean() - half, values.mean() + half)
 
 
 def test_system_means_best_and_overlap():

@@ -3,7 +3,7 @@ from itertools import permutations
 import numpy as np
 import pandas as pd
 import pytest
-from scipy.stats import kendalltau
+from scipy.stats import kendalltau, rankdata
 
 from storyeval.errors import InputError
 from storyeval.stats.kemeny import (
@@ -72,6 +72,15 @@ def test_kendall_distance_matches_scipy():
     tau = kendalltau(np.argsort(a), np.argsort(b)).statistic
     assert kendall_distance(a, b) == pytest.approx((1 - tau) * 20 * 19 / 4)
     assert kendall_distance(a, a) == 0 and kendall_distance(a, a[::-1]) == 190
+
+
+def test_preference_costs_rank_as_scipy_with_ties_and_nan():
+    scores = np.random.default_rng(5).integers(0, 4, (6, 9)).astype(float)
+    scores[2, 3] = np.nan  # ranks last
+    ranks = rankdata(np.where(np.isnan(scores), -np.inf, scores), axis=1)
+    expected = ((1 - np.sign(ranks[:, :, None] - ranks[:, None, :])) / 2).sum(axis=0)
+    np.fill_diagonal(expected, 0.0)
+    assert np.array_equal(preference_costs(scores), expected)
 
 
 @pytest.fixture(scope="module")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import statistics
 
+import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
@@ -327,6 +328,30 @@ def test_cell_numbers_cached_glyphs_and_pdf_text_write_the_bytes_of_matplotlibs_
     save_figure(correlation_heatmap(r, "16 x 16", lower_triangle=True), tmp_path / "plain.pdf", tmp_path / "plain.png")
     for suffix in ("pdf", "png"):
         assert (tmp_path / f"fast.{suffix}").read_bytes() == (tmp_path / f"plain.{suffix}").read_bytes(), suffix
+
+
+def test_reused_font_subsets_write_the_pdf_bytes_of_matplotlibs_subsetting(hanna, tmp_path):
+    """The font subsets cached across a job's figures: a miss and then a hit give the bytes of fontTools' subset
+    made for that PDF; outside save_figure, matplotlib's own subsetting is back."""
+    from matplotlib.backends import _backend_pdf_ps
+
+    from storyeval.plots.base import PDF_METADATA, SAVE_RC, _font_subset, reused_font_subsets
+
+    r = matrix(hanna["table"], "criteria")
+    original = _backend_pdf_ps.get_glyphs_subset
+    with matplotlib.rc_context(SAVE_RC):
+        correlation_heatmap(r, "Criteria", lower_triangle=True).savefig(tmp_path / "plain.pdf", metadata=PDF_METADATA)
+        _font_subset.cache_clear()
+        for run in ("miss", "hit"):
+            with reused_font_subsets():
+                correlation_heatmap(r, "Criteria", lower_triangle=True).savefig(
+                    tmp_path / f"{run}.pdf", metadata=PDF_METADATA
+                )
+    assert _font_subset.cache_info().misses >= 1 and _font_subset.cache_info().hits >= 1
+    plain = (tmp_path / "plain.pdf").read_bytes()
+    assert b"/FontFile2" in plain
+    assert (tmp_path / "miss.pdf").read_bytes() == plain and (tmp_path / "hit.pdf").read_bytes() == plain
+    assert _backend_pdf_ps.get_glyphs_subset is original
 
 
 def test_pdf_mesh_fills_each_shown_cell_once_in_its_own_colour(hanna):

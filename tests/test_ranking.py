@@ -1,6 +1,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import rankdata
 
 from storyeval.stats.ranking import borda, borda_points, top_metrics
 
@@ -9,6 +10,14 @@ def test_borda_points_count_metrics_below_and_average_ties():
     points = borda_points(np.array([0.9, 0.1, 0.5, 0.5, np.nan]))
     # NaN lowest (0); 0.1 next (1); the tied 0.5s share ranks 2 and 3 -> 2.5; 0.9 best (4)
     assert points.tolist() == [4.0, 1.0, 2.5, 2.5, 0.0]
+
+
+def test_borda_points_are_scipy_average_ranks():
+    # pandas' rank, not scipy's rankdata: the jobs that rank skip importing scipy.stats; the same numbers.
+    rng = np.random.default_rng(7)
+    for size in (1, 2, 9, 72):
+        values = rng.integers(0, 5, size) / 4.0  # many ties
+        assert np.array_equal(borda_points(values), rankdata(values, method="average") - 1.0)
 
 
 def _table(rows):

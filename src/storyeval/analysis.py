@@ -10,7 +10,6 @@ import pandas as pd
 from storyeval.criteria import ordered_criteria
 from storyeval.data.scoreset import Cube
 from storyeval.io import FLOAT_FORMAT
-from storyeval.stats.correlation import LEVELS
 from storyeval.stats.intervals import t_interval
 from storyeval.stats.ranking import borda, top_metrics
 
@@ -35,6 +34,8 @@ def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coef
     are its "systems": its story level is one correlation over all stories. `system_ties`, `system_backend`:
     how the system level treats equal means and computes (stats.correlation.system_level); `kinds`: of KINDS.
     """
+    from storyeval.stats.correlation import LEVELS  # scipy.stats: 0.8 CPU-s that the jobs not correlating skip
+
     frames = []
     for kind in kinds if human is not None else ("metric_metric",):
         x, y = _pairs(kind, human, metrics)

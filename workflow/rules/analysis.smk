@@ -41,6 +41,7 @@ rule correlations:
         "logs/correlations/{dataset}/{scoreset}.log",
     benchmark:
         "benchmarks/correlations/{dataset}/{scoreset}.tsv"
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -62,6 +63,7 @@ rule system_means:
         "results/{dataset}/{scoreset}/system_means.csv",
     log:
         "logs/system_means/{dataset}/{scoreset}.log",
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -80,6 +82,7 @@ rule rankings:
         borda="results/{dataset}/{scoreset}/borda.csv",
     log:
         "logs/rankings/{dataset}/{scoreset}.log",
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:

@@ -57,6 +57,10 @@ def config_key(key):
 
 
 CORE_ENV = "../../envs/core.yaml"
+# Job order on few cores, longest processing time first (Graham 1969): the statistics (1-2 s each; every figure
+# and table reads one) and the tables (under a second each) run as soon as they can, then the figure families,
+# the longest first (priority: figures.smk's family_cost): no long figure job starts last and runs alone.
+STATISTICS_FIRST = 1000  # above any figure family_cost
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
 # Pinned third-party files by source; the user's datasets given by URL are the source "datasets".

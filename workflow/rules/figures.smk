@@ -255,6 +255,15 @@ INPUT_PATHS = {
 }
 
 
+# Drawing time of a figure over all metrics, relative to a small heatmap (HANNA's 72 metrics; the job times of
+# bench/bench_workflow_analysis.py): a family's sum is its job priority, so the longest start first (common.smk).
+RELATIVE_COST = {"metric_metric": 4, "williams": 4, "violins": 3, "topk": 2}
+
+
+def family_cost(figures):
+    return sum(1 if spec["subset"] else RELATIVE_COST.get(spec["kind"], 1) for spec in figures.values())
+
+
 def family_params(figures):
     """Only the settings a family's figures read, so that changing one reruns only the figures it changes."""
     params = {"dpi": config["figures"]["dpi"]}
@@ -283,6 +292,7 @@ for rule_name, (datasets, figures) in FIGURE_RULES.items():
             f"benchmarks/figures/{{dataset}}/{{scoreset}}/{rule_name.removeprefix('fig_')}.tsv"
         wildcard_constraints:
             dataset="|".join(map(re.escape, datasets or DATASETS)),
+        priority: family_cost(figures)
         conda:
             CORE_ENV
         params:
@@ -322,6 +332,7 @@ for rule_name, names in TABLE_RULES.items():
             f"logs/tables/{{dataset}}/{{scoreset}}/{rule_name.removeprefix('tables_')}.log",
         benchmark:
             f"benchmarks/tables/{{dataset}}/{{scoreset}}/{rule_name.removeprefix('tables_')}.tsv"
+        priority: STATISTICS_FIRST
         conda:
             CORE_ENV
         params:

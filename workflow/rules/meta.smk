@@ -249,6 +249,7 @@ rule williams_bh:
         "logs/williams_bh/{dataset}/{scoreset}.log",
     benchmark:
         "benchmarks/williams_bh/{dataset}/{scoreset}.tsv"
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:

@@ -18,6 +18,7 @@ rule williams:
         "logs/williams/{dataset}/{scoreset}.log",
     benchmark:
         "benchmarks/williams/{dataset}/{scoreset}.tsv"
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -38,6 +39,7 @@ rule bootstrap_f1:
         "logs/bootstrap_f1/{dataset}/{scoreset}.log",
     benchmark:
         "benchmarks/bootstrap_f1/{dataset}/{scoreset}.tsv"
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -60,6 +62,7 @@ rule correlation_ci:
         "logs/correlation_ci/{dataset}/{scoreset}.log",
     benchmark:
         "benchmarks/correlation_ci/{dataset}/{scoreset}.tsv"
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -81,6 +84,7 @@ rule topk_systems:
         "results/{dataset}/{scoreset}/topk.csv",
     log:
         "logs/topk/{dataset}/{scoreset}.log",
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -98,6 +102,7 @@ rule icc:
         "results/{dataset}/{scoreset}/icc.csv",
     log:
         "logs/icc/{dataset}/{scoreset}.log",
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -119,6 +124,7 @@ rule kemeny:
         "logs/kemeny/{dataset}/{scoreset}.log",
     benchmark:
         "benchmarks/kemeny/{dataset}/{scoreset}.tsv"
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:
@@ -148,6 +154,7 @@ rule reanalyses:
         agreement="results/{dataset}/{scoreset}/reanalysis2_coefficient_agreement.csv",
     log:
         "logs/reanalyses/{dataset}/{scoreset}.log",
+    priority: STATISTICS_FIRST
     conda:
         CORE_ENV
     params:

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 import pulp
 from scipy.sparse.csgraph import connected_components
-from scipy.stats import rankdata
 
 from storyeval.analysis import BORDA_LEVELS
 from storyeval.errors import InputError
@@ -30,7 +29,7 @@ from storyeval.stats.ranking import borda
 
 def preference_costs(scores: np.ndarray) -> np.ndarray:
     """[R rankings, M items] scores (higher ranks higher, NaN last) -> cost[a, b] of placing a before b."""
-    ranks = rankdata(np.where(np.isnan(scores), -np.inf, scores), axis=1)
+    ranks = pd.DataFrame(np.where(np.isnan(scores), -np.inf, scores)).rank(axis=1).to_numpy()
     sign = np.sign(ranks[:, :, None] - ranks[:, None, :])
     costs = ((1 - sign) / 2).sum(axis=0)
     np.fill_diagonal(costs, 0.0)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 
 def top_metrics(metric_criterion: pd.DataFrame, k: int) -> pd.DataFrame:
@@ -81,7 +80,7 @@ def introsort_argsort(values: np.ndarray) -> np.ndarray:
 def borda_points(abs_r: np.ndarray, ties: str = "average") -> np.ndarray:
     """Points of each metric in one ranking: the number of metrics ranked below it.
 
-    ties "average": tied metrics share the average of the ranks they span (scipy rankdata 'average', 0-based),
+    ties "average": tied metrics share the average of the ranks they span (pandas rank 'average', 0-based),
     so the result never depends on sort order; a NaN correlation ranks below every number (ties with other
     NaNs). ties "ordinal": HANNA's own rule (Chhun et al. 2022, via Colombo et al.'s ranking_aggregation:
     argsort().argsort() of each column): equal values get distinct points in the order of numpy's classic
@@ -94,7 +93,7 @@ def borda_points(abs_r: np.ndarray, ties: str = "average") -> np.ndarray:
     if ties != "average":
         raise ValueError(f"unknown ties {ties!r}; choose one of {BORDA_TIES}")
     filled = np.where(np.isnan(abs_r), -1.0, abs_r)
-    return rankdata(filled, method="average") - 1.0
+    return pd.Series(filled).rank(method="average").to_numpy() - 1.0
 
 
 def borda(metric_criterion: pd.DataFrame, levels: dict[str, list[str]], ties: str = "average") -> pd.DataFrame:
@@ -116,7 +115,7 @@ def borda(metric_criterion: pd.DataFrame, levels: dict[str, list[str]], ties: st
         sums = frame[frame["level"].isin(members)].groupby("x", sort=False)["points"].sum()
         rankings = frame[frame["level"].isin(members)].groupby(["level", "coefficient", "y"]).ngroups
         table = sums.rename("borda").rename_axis("metric").reset_index()
-        table["rank"] = rankdata(-table["borda"].to_numpy(), method="min").astype(int)
+        table["rank"] = (-table["borda"]).rank(method="min").astype(int)
         table.insert(0, "level", name)
         table["rankings"] = rankings
         tables.append(table.sort_values(["rank", "metric"], kind="stable"))
