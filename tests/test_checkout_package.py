@@ -21,3 +21,6 @@ def test_jobs_import_the_checkouts_own_package(tmp_path, hanna_mirror):
                              "--workflow-profile", "none", "results/hanna/released/icc.csv"],
                             cwd=workdir, capture_output=True, text=True, timeout=600)
     assert result.returncode != 0 and marker in result.stdout + result.stderr, result.stderr[-1500:]
+    # The job failed while importing, before its script's log_to: its log holds the traceback all the same.
+    log = (workdir / "logs/icc/hanna/released.log").read_text()
+    assert "Traceback" in log and marker in log, log
