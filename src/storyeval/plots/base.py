@@ -122,7 +122,7 @@ def _cached_glyphs_subset(fontfile: str, glyphs) -> nullcontext:
 def reused_font_subsets() -> Iterator[None]:
     """The PDF backend's TrueType subsets, made once per font and glyph set in a process.
 
-    fontTools parses the whole font again for every subset, 0.07-0.15 CPU-s a PDF (a third of a small heatmap's
+    fontTools parses the whole font again for every subset, 0.07-0.17 CPU-s a PDF (a third of a small heatmap's
     PDF), and the figures of a family use the same glyphs (their labels and digits). The subset is the same
     bytes either way; only matplotlib's PDF writing inside sees the cache."""
     _backend_pdf_ps.get_glyphs_subset = _cached_glyphs_subset
