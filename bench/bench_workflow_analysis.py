@@ -6,8 +6,8 @@ time, the CPU seconds of Snakemake and all its jobs, each job's time from its be
 the wall time to bench_analysis.py's in-package computation (parse, correlations, tables, statistics).
 Usage: python bench/bench_workflow_analysis.py [--cores 2] [--repeat 3] [--keep DIR] [--package-seconds S]
 A busy machine inflates the wall time; the CPU seconds are the steadier measure. Both this machine's runs and the
-package's vary by 10-25 % from run to run, so the ratio is the median workflow run over the package's median run
-(the same statistic on both sides), each package run right after its workflow run (the same load).
+package's vary by 10-25 % from run to run, so each workflow run is followed by the package's runs (the same load)
+and the ratio reported is the median over the runs of a run's wall time over its package time.
 """
 
 from __future__ import annotations

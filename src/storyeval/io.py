@@ -64,6 +64,8 @@ def log_to(path: str | Path | None) -> logging.Logger:
     cluster's time limit) can write nothing; Snakemake's message gives that status."""
     logger = logging.getLogger("storyeval")
     logger.setLevel(logging.INFO)
+    for previous in logger.handlers:  # the package's own call at import, inside a job (storyeval/__init__.py)
+        previous.close()
     logger.handlers.clear()
     handler = logging.FileHandler(path, mode="w") if path else logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
