@@ -60,6 +60,29 @@ def test_perm_both_equals_a_loop_over_the_same_swaps(grouping, coefficient):
         assert row.permutations == 40
 
 
+@pytest.mark.parametrize("coefficient", ["pearson", "kendall"])
+def test_system_perm_systems_swaps_the_system_means(coefficient):
+    """mt-metrics-eval's system-level null: z-scored system means, one swap per system, by a scipy loop."""
+    human, scores = _data(11, prompts=7, systems=6)
+    table = permutation.perm_both(human, scores, ["a", "b", "c"], "system", coefficient, n_permutations=60, seed=4,
+                                  system_perm="systems")
+    means, gold = scores.mean(axis=0), human.mean(axis=0)
+    z = stats.zscore(means, axis=0)
+    masks = permutation.swap_masks(60, 1, 6, 4)[:, 0]
+    f = {"pearson": stats.pearsonr, "kendall": stats.kendalltau}[coefficient]
+    for (i, j), name in zip([(0, 1), (0, 2), (1, 2)], ["ab", "ac", "bc"]):
+        observed = f(z[:, i], gold).statistic - f(z[:, j], gold).statistic
+        null = np.array([f(np.where(w, z[:, j], z[:, i]), gold).statistic
+                         - f(np.where(w, z[:, i], z[:, j]), gold).statistic for w in masks])
+        row = table[(table.metric_a == name[0]) & (table.metric_b == name[1])].iloc[0]
+        assert row.delta == pytest.approx(observed, abs=1e-12)
+        assert row.p == np.mean(null >= observed - 1e-12)
+    cells = permutation.perm_both(human, scores, ["a", "b", "c"], "system", coefficient, n_permutations=60, seed=4)
+    assert not np.array_equal(cells["p"], table["p"])  # the two nulls differ
+    with pytest.raises(InputError, match="system_perm"):
+        permutation.perm_both(human, scores, ["a", "b", "c"], "system", system_perm="prompts")
+
+
 def test_pearson_fast_path_equals_swapped_recomputation():
     human, scores = _data(6, prompts=9, systems=5, metrics=4)
     scores[2, :, 1] = 0.5  # a prompt where one metric is constant: no r there

@@ -100,7 +100,7 @@ def test_rerun_gives_identical_tables(finished_run, tmp_path):
         assert filecmp.cmp(finished_run / target, workdir / target, shallow=False), target
 
 
-def test_issue3_statistics_on_released_scores(finished_run):
+def test_williams_f1_intervals_kemeny_icc_topk_on_released_scores(finished_run):
     base = finished_run / "results/hanna/released"
     williams = pd.read_csv(base / "williams.csv")
     assert set(williams.columns) >= {"level", "criterion", "metric_a", "metric_b", "r_a", "r_b", "r_ab", "n", "t", "p"}
@@ -116,6 +116,39 @@ def test_issue3_statistics_on_released_scores(finished_run):
     assert set(icc["form"]) == {"ICC2k", "ICC1k"} and icc["layout"].str.contains("positions").all()
     topk = pd.read_csv(base / "topk.csv")
     assert sorted(topk["k"].unique()) == list(range(4, 11))
+
+
+def test_system_rank_correlations_see_the_exact_ties_of_the_ratings(finished_run):
+    """Every system-level Spearman and Kendall of the default run equals scipy's on exact system means: the humans'
+    from the raters' integer ratings in fractions (HANNA's Complexity has two real ties), the metrics' as exact
+    sums of their floats; no file between the ratings and the statistic may round a tie apart."""
+    from fractions import Fraction
+
+    from scipy import stats
+
+    data, base = finished_run / "results/hanna/data", finished_run / "results/hanna/released"
+    stories = pd.read_csv(data / "stories.csv")
+    stories = stories[stories["system"] != "Human"]
+    ratings = pd.read_csv(data / "rater_ratings.csv").merge(stories, on="story_id")
+    assert ratings["rating"].eq(ratings["rating"].round()).all()
+    per_story = ratings.groupby(["system", "criterion", "story_id"])["rating"].agg(
+        lambda v: Fraction(int(v.sum()), len(v)))
+    human = per_story.groupby(["system", "criterion"]).agg(lambda v: float(sum(v, Fraction(0)) / len(v))).unstack()
+    scores = pd.read_parquet(base / "scores.parquet").merge(stories, on="story_id")
+    metric = scores.groupby(["system", "metric"])["value"].agg(
+        lambda v: float(sum(map(Fraction, v), Fraction(0)) / len(v))).unstack()
+    assert human["Complexity"].duplicated().sum() == 2  # BertGeneration = RoBERTa, GPT = TD-VAE
+    table = pd.read_csv(base / "correlations.csv")
+    table = table[(table["kind"] == "metric_criterion") & (table["level"] == "system")]
+    table = table.set_index(["coefficient", "x", "y"])
+    checked = 0
+    for coefficient, function in (("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+        for criterion in human.columns:
+            for name in metric.columns:
+                expected = function(metric[name], human.loc[metric.index, criterion]).statistic
+                assert table.loc[(coefficient, name, criterion), "r"] == pytest.approx(expected, abs=1e-9, nan_ok=True)
+                checked += 1
+    assert checked == 2 * 6 * 72
 
 
 def test_report_builds(finished_run):

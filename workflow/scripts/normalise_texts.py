@@ -19,6 +19,7 @@ write_parquet(texts, snakemake.output.texts)
 write_csv(
     human if human is not None else texts.iloc[:0, :0].assign(story_id=[], criterion=[], score=[]),
     snakemake.output.text_human,
+    float_format=None,  # system means compare these for ties: every bit
 )
 write_csv(ratings[ratings["story_id"].isin(texts["story_id"])], snakemake.output.text_ratings)
 log.info(

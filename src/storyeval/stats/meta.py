@@ -143,6 +143,8 @@ def perm_both_table(
     early_stop: tuple[float, float] | None,
     best_k: int | None,
     alpha: float,
+    block: int = 100,
+    system_perm: str = "cells",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, clusters) of one grouping: PERM-BOTH per criterion with p_bh (one BH family per criterion), and
     the WMT significance clusters on p_bh. With `best_k`, pairs not tested count as not separated, so ranks
@@ -159,8 +161,10 @@ def perm_both_table(
             coefficient,
             n_permutations,
             seed,
+            block=block,
             early_stop=early_stop,
             pairs=tested_pairs(r, best_k),
+            system_perm=system_perm,
         )
         table = fdr.with_bh(table, "p")
         ranks = permutation.significance_clusters(table, alpha, "p_bh")
