@@ -82,3 +82,11 @@ def test_unknown_metric_name_is_refused(released):
     assert resolve_metrics(["chrF", "bleu"], released.registry, "cfg") == ["chrf", "bleu"]
     with pytest.raises(InputError, match=r"unknown metric 'chrF\+\+'"):
         resolve_metrics(["chrF++"], released.registry, "cfg")
+
+
+def test_the_packaged_column_order_and_headers_are_the_releases(released):
+    """Computed score sets order and label their metrics as HANNA's release without reading it."""
+    from storyeval.data.registry import RELEASED_ORDER, released_label
+
+    assert tuple(released.registry["slug"]) == RELEASED_ORDER
+    assert released_label(released.registry).tolist() == released.registry["column"].tolist()

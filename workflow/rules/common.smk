@@ -104,9 +104,11 @@ def pinned_url(source, key):
 
 
 def pinned_entry(wildcards):
-    """The config entry (url, sha256, mirrors) of the file named by the `source` and `file` wildcards."""
+    """The config entry (url, sha256, mirrors) of the file named by the `source` and `file` wildcards, checked
+    (`check_sources`) when the DAG first needs it: before any job, and only for the files the targets read."""
     for key, entry in SOURCES[wildcards.source]["files"].items():
         if Path(entry["path"]).name == wildcards.file:
+            check_sources([(wildcards.source, key)])
             return {
                 "key": key,
                 "url": pinned_url(wildcards.source, key),
@@ -154,18 +156,6 @@ def check_metric_names():
         "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
     }.items():
         startup_check(resolve_metrics, names, registry, config_key(key))
-
-
-def required_files():
-    """(source, key) of the pinned files the configured run reads (the optional raw annotations aside)."""
-    files = [("hanna", key) for key in ("scores", "scores_llm", "license")]
-    for name, dataset in config["datasets"].items():
-        source, key = ("datasets", name)  # a URL dataset (kind table)
-        if "file" in dataset:
-            source, key = dataset["file"].split("/")
-        if key != "annotations" and dataset["metrics"] and "path" not in dataset:
-            files.append((source, key))
-    return list(dict.fromkeys(files))
 
 
 def check_local_tables():
@@ -220,6 +210,7 @@ def check_sources(files):
 
 
 # Every copy already fetched is read by some rule: all are verified on every start (a few ms for the ~10 MB).
+# Files still to fetch are checked when a target needs them (pinned_entry): a dataset of one's own needs none.
 check_sources(
     [
         (source, key)
@@ -227,7 +218,6 @@ check_sources(
         for key in SOURCES[source]["files"]
         if Path(pinned_path(source, key)).is_file()
     ]
-    + required_files()
 )
 check_local_tables()
 check_metric_names()

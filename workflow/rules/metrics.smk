@@ -6,7 +6,6 @@ def merge_inputs(wildcards):
     base = f"results/{wildcards.dataset}/computed/scores"
     return {
         "scores": [f"{base}/{metric_stem(metric)}.parquet" for metric in enabled_metrics(wildcards.dataset)],
-        "released_registry": "results/hanna/released/metrics.csv",
     }
 
 

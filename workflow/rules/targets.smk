@@ -29,7 +29,7 @@ def computed_targets(dataset):
     if config["datasets"][dataset]["kind"] == "hanna-llm":
         targets.append(f"results/{dataset}/validation.csv")
     if structure(dataset, "computed")["ratings"]:
-        targets += analysis_targets(dataset, "computed")
+        targets += analysis_targets(dataset, "computed") + meta_targets(dataset, "computed")
     else:
         targets += unrated_targets(dataset)  # analysis.smk: metric x metric heatmaps, systems ranked by metric
     return targets
@@ -47,11 +47,35 @@ def unrated_targets(dataset):
     return [f"{base}/correlations.csv", *ranking * shape["systems"], *figure_targets(base, shape, ["metric_metric"])]
 
 
-def all_targets():
+def released_targets():
+    """HANNA's released scores: the paper's analysis, the meta-evaluation and the raw annotations' ratings."""
     targets = [hanna_path("license")] + analysis_targets("hanna", "released") + meta_targets("hanna", "released")
     if USE_ANNOTATIONS:
         targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
+    return targets
+
+
+def dataset_targets(dataset):
+    """Everything of one dataset (rule dataset_<name>): its computed scores and analyses, and for hanna also the
+    released scores' analysis; nothing of another dataset's files."""
+    targets = computed_targets(dataset) if dataset in TEXT_DATASETS and enabled_metrics(dataset) else []
+    return targets + (released_targets() if dataset == "hanna" else [])
+
+
+def all_targets():
+    targets = released_targets()
     for dataset in TEXT_DATASETS:
         if enabled_metrics(dataset):
             targets += computed_targets(dataset)
     return targets + storyer_targets()  # storyer.smk
+
+
+# One target per configured dataset: `snakemake --cores N dataset_<name>`.
+for dataset_name in config["datasets"]:
+
+    rule:
+        name:
+            f"dataset_{dataset_name}"
+        input:
+            dataset_targets(dataset_name),
+        localrule: True

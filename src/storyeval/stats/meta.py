@@ -69,7 +69,8 @@ class MetaSet:
     def columns(self, criterion: str) -> list[str]:
         """The metrics, then the judges that rate `criterion` and the judges' Averages."""
         judged = self.registry["family"] == FAMILY
-        return list(self.registry.loc[~judged, "slug"]) + judges_for(self.registry[judged], criterion)
+        judges = judges_for(self.registry[judged], criterion) if judged.any() else []
+        return list(self.registry.loc[~judged, "slug"]) + judges
 
     def cubes(self, criterion: str) -> tuple[Cube, Cube]:
         """(human [P, S, 1], metrics [P, S, columns(criterion)]) for one criterion."""
