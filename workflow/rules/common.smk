@@ -32,6 +32,7 @@ from storyeval.errors import InputError
 from storyeval.metrics import catalog
 from storyeval.plots.pages import figure_labels, table_labels
 from storyeval.sources import module_sources
+from storyeval.text.fit import fitted_description, load_fitted
 
 
 def startup_check(check, *args):
@@ -177,12 +178,23 @@ def check_local_tables():
         )
 
 
+FITTED = {}  # user dataset -> its declaration reduced to what its file allows (storyeval.text.fit)
+
+
 def dataset_notes():
-    """One start-up line per user dataset (kind table) that lacks something the analysis could use, saying what
-    follows (the released datasets' shapes are in the README's table)."""
+    """One start-up line per user dataset (kind table) that lacks something the analysis could use, or whose
+    data allow less than its columns declare, saying what follows (the released datasets' shapes are in the
+    README's table)."""
     reference_based = [name for name, entry in catalog.CATALOG.items() if "reference" in entry.needs]
     for name in [name for name in TEXT_DATASETS if config["datasets"][name]["kind"] == "table"]:
-        lacks = describe(config["datasets"][name], name).lacks(reference_based)
+        entry = config["datasets"][name]
+        declared = describe(entry, name)
+        path = entry.get("path") or pinned_path("datasets", name)
+        notes = []
+        if Path(path).is_file():
+            data, notes = startup_check(load_fitted, entry, name, path)
+            FITTED[name] = fitted_description(declared, data)
+        lacks = declared.lacks(reference_based) + notes
         if lacks:
             STARTUP_NOTES.append(f"dataset {name}: " + "; ".join(lacks))
 
@@ -254,7 +266,9 @@ REANALYSES = ["reanalysis1_sum_of_ranks", "reanalysis2_top_k", "reanalysis2_coef
 
 def described(dataset, scoreset):
     """What the score set's dataset is (storyeval.datasets): HANNA's released scores, or a configured dataset."""
-    return RELEASED if scoreset == "released" else describe(config["datasets"][dataset], dataset)
+    if scoreset == "released":
+        return RELEASED
+    return FITTED.get(dataset) or describe(config["datasets"][dataset], dataset)
 
 
 def scoreset_metrics(dataset, scoreset):

@@ -2,14 +2,15 @@
 
 import pandas as pd
 
-from storyeval.datasets import describe
 from storyeval.io import log_to, write_csv, write_parquet
-from storyeval.text.datasets import subset_prompts
+from storyeval.text.fit import load_fitted
 
 log = log_to(snakemake.log[0])
 name = snakemake.wildcards.textset
-dataset = describe(snakemake.params.dataset, name).load(snakemake.input[0], name)
-texts, human = subset_prompts(dataset.texts, dataset.human_scores, snakemake.params.dataset.get("max_prompts"))
+dataset, notes = load_fitted(snakemake.params.dataset, name, snakemake.input[0])
+for note in notes:
+    log.info("%s: %s", name, note)
+texts, human = dataset.texts, dataset.human_scores
 ratings = (
     dataset.ratings
     if dataset.ratings is not None

@@ -87,6 +87,7 @@ def long_to_wide(frame: pd.DataFrame, mapped: Mapping[str, str], criteria: Mappi
     check_ratings(kept, [score], label, scale, integer)
     keys = [column for key, column in mapped.items() if key not in ("criterion", "score")]
     wide = kept.assign(**{kind: names[names.isin(wanted)].map(wanted)}).pivot(index=keys, columns=kind, values=score)
+    wide = wide.loc[kept.set_index(keys).index.unique()]  # the file's order: systems in order of first appearance
     gaps = wide.isna()
     if gaps.any(axis=None):
         row = np.flatnonzero(gaps.any(axis=1))[0]
