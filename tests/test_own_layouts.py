@@ -111,8 +111,20 @@ def test_degenerate_shapes_get_a_sentence_or_one_line(tmp_path):
     with pytest.raises(InputError, match=r"dataset mine: 3 stories; its tests need at least 4 .*fix: add stories"):
         fitted(rated_stories(prompts=1, systems=("a", "b", "c")))
     data, notes = fitted(rated_stories(prompts=2, systems=("a", "b", "c")))
-    assert data.texts["system"].notna().all() and notes[0].startswith("3 systems, fewer than the 4 Williams' test")
+    assert data.texts["system"].notna().all()
+    assert notes[0].startswith("3 systems, fewer than the 4 Williams' test needs")
     data, notes = fitted(rated_stories(prompts=3, raters=1).assign(annotator="only"))
     assert data.ratings is None and notes == ["one rater, so no ICC (Tab. 3) or system means (Tab. 4)"]
     _, notes = fitted(rated_stories(prompts=1, systems=("a", "b", "c", "d")))
     assert notes == []  # one prompt: the story level correlates its four systems
+
+
+def test_a_constant_metric_is_named():
+    import numpy as np
+
+    from storyeval.analysis import constant_columns
+    from storyeval.data.scoreset import Cube
+
+    values = np.random.default_rng(0).normal(size=(3, 4, 3))
+    values[..., 1] = 0.5
+    assert constant_columns(Cube(values, [0, 1, 2], list("abcd"), ["x", "flat", "z"])) == ["flat"]

@@ -30,13 +30,12 @@ class Dataset:
     raters: bool  # per-rater ratings (Tab. 3 ICC, Tab. 4 system means)
     criteria: tuple[str, ...]  # human criteria; () for an unrated set
     suffixes: tuple[str, ...] = field(default=tuple(TABLE_FORMATS))  # the file types its loader reads
-    system_level: bool = True  # enough systems for a system level (storyeval.text.fit)
 
     @property
     def levels(self) -> list[str]:
         """Story level (per prompt across systems, or over all stories at once), and system level where
-        stories of enough named systems share prompts."""
-        return ["story", "system"] if self.grouped and self.system_level else ["story"]
+        stories of named systems share prompts."""
+        return ["story", "system"] if self.grouped else ["story"]
 
     @property
     def grouped(self) -> bool:

@@ -15,8 +15,7 @@ def with_judges(dataset, scoreset):
 def meta_groupings(dataset, scoreset):
     """The configured groupings the score set has: item and system need stories on a prompt x system grid."""
     shape = structure(dataset, scoreset)
-    allowed = {"none", "item" if shape["systems"] else "none", "system" if "system" in shape["levels"] else "none"}
-    return [name for name in META["groupings"] if name in allowed]
+    return [name for name in META["groupings"] if shape["systems"] or name == "none"]
 
 
 def meta_params(wildcards):

@@ -2,7 +2,7 @@
 
 Correlations need three values and Williams' test four (n - 3 degrees of freedom): fewer than four stories
 stops the run; fewer than three systems cannot be correlated within a prompt, so the stories form one group
-(story level over all stories, no system level); three systems keep the story level but get no system level;
+(story level over all stories, no system level); with three systems Williams' test has no system level;
 a criterion with one value on every story has no correlation and is left out, and a dataset where no
 criterion varies stops. The same function shapes the data (rule normalise_texts) and
 plans the targets at start-up, so the two agree.
@@ -38,8 +38,8 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
                      f"the {MIN_VALUES} a correlation needs within a prompt or between system means, so story-level "
                      "correlations over all stories and no system level")
     elif len(systems) == MIN_VALUES:
-        notes.append(f"3 systems, fewer than the {MIN_WILLIAMS} Williams' test needs between system means, so no "
-                     "system level (the story level correlates the 3 systems within each prompt)")
+        notes.append(f"3 systems, fewer than the {MIN_WILLIAMS} Williams' test needs between system means, so its "
+                     "system-level t and p are NaN (the correlations are computed)")
     human, ratings = data.human_scores, data.ratings
     if human is not None and len(human):
         spread = human.groupby("criterion", sort=False)["score"].agg(lambda v: v.max() - v.min())
@@ -71,7 +71,6 @@ def load_fitted(entry: Mapping, name: str, path: str | Path) -> tuple[TextDatase
 def fitted_description(dataset: Dataset, data: TextDataset) -> Dataset:
     """`dataset`'s declaration reduced to what `data` (fit_to_data's) holds: systems, raters, criteria."""
     kept = set() if data.human_scores is None else set(data.human_scores["criterion"])
-    systems = data.texts["system"].nunique()
-    return dataclasses.replace(dataset, systems=dataset.systems and systems > 0, system_level=systems >= MIN_WILLIAMS,
+    return dataclasses.replace(dataset, systems=dataset.systems and bool(data.texts["system"].notna().any()),
                                raters=dataset.raters and data.ratings is not None,
                                criteria=tuple(name for name in dataset.criteria if name in kept))
