@@ -115,8 +115,8 @@ def test_degenerate_shapes_get_a_sentence_or_one_line(tmp_path):
     assert notes[0].startswith("3 systems, fewer than the 4 Williams' test needs")
     data, notes = fitted(rated_stories(prompts=3, raters=1).assign(annotator="only"))
     assert data.ratings is None and notes == ["one rater, so no ICC (Tab. 3) or system means (Tab. 4)"]
-    _, notes = fitted(rated_stories(prompts=1, systems=("a", "b", "c", "d")))
-    assert notes == []  # one prompt: the story level correlates its four systems
+    data, notes = fitted(rated_stories(prompts=1, systems=("a", "b", "c", "d")))
+    assert data.texts["system"].isna().all() and notes[0].startswith("one prompt, so one group")
 
 
 def test_a_constant_metric_is_named():

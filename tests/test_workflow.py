@@ -8,6 +8,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from storyeval.datasets import metric_names
+
 from conftest import REPO
 from workflow_helpers import comment_appended, copy_mirror, make_workdir, run_snakemake
 
@@ -16,7 +18,7 @@ from workflow_helpers import comment_appended, copy_mirror, make_workdir, run_sn
 STRING_METRICS = ["bleu", "rouge", "meteor", "chrf", "cider", "datastats"]
 NEURAL_METRICS = ["bertscore", "moverscore", "baryscore", "depthscore", "supert"]
 # The learned evaluator trains for minutes: tests/test_workflow_storyer.py runs it on a tiny configuration.
-WITHOUT_STORYER = {f"datasets.{name}.metrics": [metric for metric in dataset["metrics"] if metric != "storyer"]
+WITHOUT_STORYER = {f"datasets.{name}.metrics": [metric for metric in metric_names(dataset, name) if metric != "storyer"]
                    for name, dataset in yaml.safe_load((REPO / "config.yaml").read_text())["datasets"].items()}
 TEST_DATASETS = {
     **WITHOUT_STORYER,

@@ -98,6 +98,25 @@ def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
                    bool(columns.get("system")), raters, tuple(criteria))
 
 
+ALL_METRICS = "all"
+
+
+def metric_names(entry: Mapping, name: str = "dataset") -> list[str]:
+    """A dataset's metrics: its `metrics` list, or `all`: every metric of the catalog that its texts allow, in
+    catalog order, less a metric whose columns another one chosen already writes (textstats within datastats).
+    A new metric module joins `all` with no config change."""
+    chosen = entry.get("metrics", [])
+    if chosen != ALL_METRICS:
+        return list(chosen)
+    from storyeval.metrics import catalog  # the catalog imports every metric module: only when `all` asks
+
+    texts = describe(entry, name).texts
+    names = [metric for metric in catalog.CATALOG if catalog.applicable(metric, set(texts))]
+    written = {metric: set(catalog.entry(metric).columns) for metric in names}
+    return [metric for metric in names
+            if not any(other != metric and written[metric] < written[other] for other in names)]
+
+
 def describe(entry: Mapping, name: str = "dataset") -> Dataset:
     """The Dataset of a config entry under `datasets:` (its kind, and for kind table its columns map)."""
     kind = entry.get("kind")

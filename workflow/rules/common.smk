@@ -27,7 +27,7 @@ from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, sha256s
 from storyeval.data.hanna import released_registry
 from storyeval.data.registry import resolve_metrics
 from storyeval.config import ConfigSources, check_config, check_consistency
-from storyeval.datasets import RELEASED, describe
+from storyeval.datasets import RELEASED, describe, metric_names
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
 from storyeval.plots.pages import figure_labels, table_labels
@@ -49,6 +49,8 @@ CONFIG_SOURCES = ConfigSources.from_workflow(
 )
 startup_check(check_config, config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", CONFIG_SOURCES)
 validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
+for _name, _entry in config["datasets"].items():  # `metrics: all` -> the catalog's metrics the texts allow
+    _entry["metrics"] = startup_check(metric_names, _entry, _name)
 startup_check(check_consistency, config, CONFIG_SOURCES)
 
 

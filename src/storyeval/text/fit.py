@@ -1,7 +1,7 @@
 """What a dataset's data allow: degenerate shapes get a sentence, not a traceback.
 
 Correlations need three values and Williams' test four (n - 3 degrees of freedom): fewer than four stories
-stops the run; fewer than three systems cannot be correlated within a prompt, so the stories form one group
+stops the run; one prompt, or fewer than three systems (which cannot be correlated within a prompt), make one group
 (story level over all stories, no system level); with three systems Williams' test has no system level;
 a criterion with one value on every story has no correlation and is left out, and a dataset where no
 criterion varies stops. The same function shapes the data (rule normalise_texts) and
@@ -32,7 +32,11 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
         raise InputError(f"dataset {data.name}: {len(texts)} stories; its tests need at least {MIN_WILLIAMS} "
                          "(Williams' test has n - 3 degrees of freedom); fix: add stories")
     systems = texts["system"].dropna().unique()
-    if 0 < len(systems) < MIN_VALUES:
+    if len(systems) and texts["prompt_id"].nunique() == 1:
+        texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
+        notes.append("one prompt, so one group: story-level correlations over its stories and no system level "
+                     "(each system has one story)")
+    elif 0 < len(systems) < MIN_VALUES:
         texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
         notes.append(f"{len(systems)} system{'s' * (len(systems) > 1)} ({', '.join(map(repr, systems))}), fewer than "
                      f"the {MIN_VALUES} a correlation needs within a prompt or between system means, so story-level "
