@@ -193,6 +193,15 @@ def _refused(result, workdir, *phrases):
     assert not list((workdir / "results").rglob("*.csv")) if (workdir / "results").exists() else True
 
 
+def test_every_paper_figure_and_table_has_a_rule_that_names_it(tmp_path, hanna_mirror):
+    """`snakemake --list-rules` names each of HANNA's 38 figures and its tables beside the rule that makes it."""
+    listed = run_snakemake(make_workdir(tmp_path), "--list-rules")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    for number in [f"fig{n:02d}_" for n in range(1, 39)] + [f"tab{n}_" for n in (3, 4, 5, 6, 8, 9)]:
+        assert re.search(rf"^(fig|tables)_\S+ \((draws|writes) .*{number}", listed.stdout, re.M), number
+    assert re.search(r"^dataset_hanna-llm \(everything of dataset hanna-llm", listed.stdout, re.M)
+
+
 def test_rejected_config_key(tmp_path, hanna_mirror):
     workdir = make_workdir(tmp_path, **{"analysis.top_kk": 5})
     _refused(run_snakemake(workdir, "--cores", "1"), workdir, "config rejected", "top_kk")

@@ -277,9 +277,12 @@ def family_params(figures):
 FIGURE_RULES = figure_rules()
 
 
+# One rule per figure family, named fig_<family>: `snakemake --list-rules` lists each with the figures it draws
+# (e.g. `snakemake --list-rules | grep fig27`).
 for rule_name, (datasets, figures) in FIGURE_RULES.items():
 
     rule:
+        f"draws {', '.join(figures)}"
         name:
             rule_name
         input:
@@ -319,9 +322,11 @@ TABLES = {  # name -> (inputs, settings it reads)
 TABLE_RULES = {f"tables_{family}": names for family, names in table_families().items()}
 
 
+# One rule per table family, named tables_<family>; `snakemake --list-rules` lists the tables of each.
 for rule_name, names in TABLE_RULES.items():
 
     rule:
+        f"writes {', '.join(names)}"
         name:
             rule_name
         input:

@@ -74,6 +74,7 @@ def all_targets():
 for dataset_name in config["datasets"]:
 
     rule:
+        f"everything of dataset {dataset_name}: its scores, analyses, meta-evaluation, figures and tables"
         name:
             f"dataset_{dataset_name}"
         input:
