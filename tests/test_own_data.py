@@ -257,3 +257,25 @@ def test_a_dataset_at_a_pinned_url(tmp_path, hanna_mirror):
     (tmp_path / "resources/datasets/mine.csv").write_text("edited\n")
     edited = run_snakemake(tmp_path, "-n")
     assert edited.returncode != 0 and "does not match the pinned" in edited.stdout + edited.stderr
+
+
+def test_degenerate_data_plans_what_it_allows_and_says_why(tmp_path, hanna_mirror):
+    """One system: a start-up line, and a plan without system level, grouped meta-evaluation or Fig. 8; a file
+    where no criterion varies: one line naming the dataset and the fix, before any job."""
+    solo = write_dataset(tmp_path, "solo.csv", rated_stories(prompts=6, systems=("solo",)))
+    flat = write_dataset(tmp_path, "flat.csv", rated_stories(prompts=2).assign(fluency=3, plot_score=3, delight=3))
+    make_workdir(tmp_path, **{"datasets.solo": solo})
+    planned = run_snakemake(tmp_path, "-n", "dataset_solo")
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    started = run_snakemake(tmp_path, "--cores", "1", "results/solo/data/texts.parquet")  # start-up notes: a run
+    said = [line for line in started.stderr.splitlines() if line.startswith("storyeval: dataset solo:")]
+    assert len(said) == 1 and "1 system ('solo'), fewer than the 3 a correlation needs" in said[0]
+    assert pd.read_parquet(tmp_path / "results/solo/data/texts.parquet")["system"].isna().all()
+    outputs = planned_outputs(planned.stdout, "results/solo/")
+    assert "results/solo/computed/meta/perm_both_none.csv" in outputs
+    assert not [name for name in outputs if "system" in name.split("/")[-1] or "item" in name.split("/")[-1]]
+    make_workdir(tmp_path, **{"datasets.flat": flat})
+    refused = run_snakemake(tmp_path, "-n", "dataset_flat")
+    assert refused.returncode != 0
+    assert "dataset flat: no criterion varies (every story has the same rating on Delight, Fluency, Plot); fix:" in (
+        refused.stdout + refused.stderr)
