@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import REPO
-from workflow_helpers import make_workdir, run_snakemake
+from workflow_helpers import clone_alone, copy_mirror, make_workdir, run_snakemake
 
 PAPER_VALUES = REPO / "src/storyeval/printed_numbers.yaml"
 BASE = "results/hanna/released"
@@ -23,10 +23,13 @@ def paper():
 
 @pytest.fixture(scope="module")
 def profile_run(tmp_path_factory, hanna_mirror, paper):
-    """The rules the switches change, and the audit, under the profile layered over the default config."""
-    workdir = make_workdir(tmp_path_factory.mktemp("paper_exact"))
+    """The rules the switches change, and the audit, under the profile layered over the default config, from a
+    copy of the repository with no ../shared beside it and the data in a mirror the test makes."""
+    tmp = tmp_path_factory.mktemp("paper_exact")
+    clone = clone_alone(tmp)
+    workdir = make_workdir(tmp / "work", **{"data.mirrors.hanna": [str(copy_mirror(tmp))]})
     result = run_snakemake(workdir, "--cores", "2", *TARGETS, "audit", "--configfile", str(workdir / "config.yaml"),
-                           str(REPO / "config/paper-exact.yaml"))
+                           str(clone / "config/paper-exact.yaml"), repository=clone)
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir
 
