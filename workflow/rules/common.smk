@@ -31,6 +31,7 @@ from storyeval.datasets import RELEASED, describe, metric_names
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
 from storyeval.plots.pages import figure_labels, table_labels
+from storyeval import plan
 from storyeval.sources import module_sources
 from storyeval.text.fit import fitted_description, load_fitted
 
@@ -62,8 +63,8 @@ def config_key(key):
 CORE_ENV = "../../envs/core.yaml"
 # Job order on few cores, longest processing time first (Graham 1969): the statistics (1-2 s each; every figure
 # and table reads one) and the tables (under a second each) run as soon as they can, then the figure families,
-# the longest first (priority: figures.smk's family_cost): no long figure job starts last and runs alone.
-STATISTICS_FIRST = 1000  # above any figure family_cost
+# the longest first (priority: storyeval.plan.family_cost): no long figure job starts last and runs alone.
+STATISTICS_FIRST = 1000  # above any figure family's cost
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
 # Pinned third-party files by source; the user's datasets given by URL are the source "datasets".
@@ -263,7 +264,7 @@ wildcard_constraints:
 # What several rule files share: score-set structure, the metric families, report entries, digests.
 
 # The reanalyses rank a score set's metrics (reanalysis.sum_of_ranks_metrics) over its criteria.
-REANALYSES = ["reanalysis1_sum_of_ranks", "reanalysis2_top_k", "reanalysis2_coefficient_agreement"]
+REANALYSES = plan.REANALYSES
 
 
 def described(dataset, scoreset):

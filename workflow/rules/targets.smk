@@ -3,21 +3,11 @@
 # the learned evaluator's outputs (storyer.smk).
 
 
-def stats_tables(shape):
-    names = ["correlations", "top_metrics", "borda", "williams", "kemeny", "kemeny_summary"]
-    names += REANALYSES * shape["reanalyses"]
-    if shape["systems"]:
-        names += ["bootstrap_f1", "correlation_ci"] + ["topk"] * shape["topk"]
-    if shape["raters"]:
-        names += ["icc"] + ["system_means"] * shape["systems"]
-    return names
-
-
 def analysis_targets(dataset, scoreset):
     shape = structure(dataset, scoreset)
     base = f"results/{dataset}/{scoreset}"
     return (
-        [f"{base}/{name}.csv" for name in stats_tables(shape)]
+        [f"{base}/{name}.csv" for name in plan.stats_tables(shape)]
         + table_targets(base, shape)
         + figure_targets(base, shape)
     )
