@@ -1,0 +1,55 @@
+"""What a judge job will run, said at start-up: forward passes (stories x criteria) and prompt tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from storyeval.judges import config as judge_config
+from storyeval.judges.prompts import load_template
+
+
+def dataset_texts(config, dataset: str, source: str | Path | None) -> pd.DataFrame | None:
+    """The dataset's text table: results/<dataset>/data/texts.parquet when written, else read from its `source`
+    file as rule normalise_texts reads it; None when neither is there yet."""
+    from storyeval.datasets import describe
+    from storyeval.text.datasets import subset_prompts
+
+    written = Path(f"results/{dataset}/data/texts.parquet")
+    if written.is_file():
+        return pd.read_parquet(written)
+    if source is None or not Path(source).is_file():
+        return None
+    entry = config["datasets"][dataset]
+    loaded = describe(entry, dataset).load(source, dataset)
+    return subset_prompts(loaded.texts, loaded.human_scores, entry.get("max_prompts"))[0]
+
+
+def describe_plan(config, dataset: str, judge: str, template: str, source: str | Path | None) -> str:
+    """One line: the job, its forward passes and prompt tokens (counted with the judge's tokenizer, when the
+    tokenizer is local and the texts readable; otherwise said so)."""
+    from storyeval.judges.rate import count_prompts
+
+    job = f"judge {judge} with template {template} on {dataset}"
+    criteria = judge_config.criteria(config, dataset)
+    texts = dataset_texts(config, dataset, source)
+    if texts is None:
+        return f"{job}: {len(criteria)} forward passes per story (the texts are not read yet)"
+    model = config["judges"]["models"][judge]
+    try:
+        from transformers import AutoTokenizer
+
+        from storyeval.neural.paths import resolve_model_path
+
+        revision = {} if model.get("revision") is None or Path(model["path"]).is_dir() else {
+            "revision": model["revision"]}
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(model["path"]), local_files_only=True,
+                                                  **revision)
+    except (OSError, ValueError) as error:
+        return (f"{job}: {len(texts) * len(criteria)} forward passes ({len(texts)} stories x {len(criteria)} "
+                f"criteria); prompt tokens not counted, its tokenizer is not local ({str(error).splitlines()[0]})")
+    passes, tokens = count_prompts(texts, criteria, load_template(judge_config.template_spec(config, template)),
+                                   tokenizer)
+    return (f"{job}: {passes} forward passes ({len(texts)} stories x {len(criteria)} criteria), {tokens} prompt "
+            f"tokens, {config['judges']['models'][judge].get('mode') or config['judges']['mode']} mode")
