@@ -6,6 +6,8 @@ def merge_inputs(wildcards):
     base = f"results/{wildcards.dataset}/computed/scores"
     return {
         "scores": [f"{base}/{metric_stem(metric)}.parquet" for metric in enabled_metrics(wildcards.dataset)],
+        "judge_scores": judge_outputs(wildcards.dataset, "scores"),  # judges.smk
+        "judge_registries": judge_outputs(wildcards.dataset, "registry"),
         "released_registry": "results/hanna/released/metrics.csv",
     }
 

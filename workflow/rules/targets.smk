@@ -52,6 +52,6 @@ def all_targets():
     if USE_ANNOTATIONS:
         targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
     for dataset in TEXT_DATASETS:
-        if enabled_metrics(dataset):
-            targets += computed_targets(dataset)
+        if enabled_metrics(dataset) or judge_jobs(dataset):  # judges.smk
+            targets += computed_targets(dataset) + judge_targets(dataset)
     return targets + storyer_targets()  # storyer.smk

@@ -11,15 +11,22 @@ from storyeval.errors import InputError
 
 
 def merge_scores(paths: list[str | Path], released_registry: pd.DataFrame,
-                 new_columns: dict[str, tuple[str, str, str, str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 new_columns: dict[str, tuple[str, str, str, str]] | None = None,
+                 judges: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(long scores: story_id, metric, value; registry in the released layout).
 
     Columns are HANNA slugs, so label, reference/free, family and direction come
     from the released registry; `new_columns` (slug -> label, reference, family,
-    direction) registers metrics HANNA did not release; any other column is refused.
+    direction) registers metrics HANNA did not release, `judges` the LLM-judge columns (storyeval.judges:
+    their registry rows, whose judge, criterion, task, template and mode the registry keeps); any other column
+    is refused.
     """
+    from storyeval.judges import JUDGE_COLUMNS
+
     extra = pd.DataFrame([(slug, *row) for slug, row in (new_columns or {}).items()],
                          columns=["slug", "label", "reference", "family", "direction"])
+    judged = judges if judges is not None and len(judges) else None
+    extra = pd.concat([extra, judged[extra.columns]] if judged is not None else [extra], ignore_index=True)
     released_registry = pd.concat([released_registry, extra[~extra["slug"].isin(released_registry["slug"])]],
                                   ignore_index=True)
     frames, slugs = [], []
@@ -54,4 +61,6 @@ def merge_scores(paths: list[str | Path], released_registry: pd.DataFrame,
         .reset_index()
         .melt(id_vars="story_id", var_name="metric", value_name="value")
     )
-    return long, registry[REGISTRY_COLUMNS]
+    if judged is None:
+        return long, registry[REGISTRY_COLUMNS]
+    return long, registry[REGISTRY_COLUMNS].merge(judged[["slug", *JUDGE_COLUMNS]], on="slug", how="left")
