@@ -49,7 +49,7 @@ def judged(tmp_path_factory, hanna_mirror):
     targets = ["results/mine/computed/correlations.csv", "results/mine/computed/meta/correlations.csv",
                "results/hanna-llm/computed/scores.parquet", "results/hanna-llm/judge_validation.csv"]
     start = time.perf_counter()
-    result = run_snakemake(workdir, "--cores", "2", "--set-threads", "llm_judge=1", *targets)
+    result = run_snakemake(workdir, "--set-threads", "llm_judge=1", "--cores", "2", *targets)
     assert result.returncode == 0, result.stderr[-3000:]
     print(f"tiny-judge workflow: {time.perf_counter() - start:.1f} s")
     return workdir, result.stdout + result.stderr
@@ -108,6 +108,7 @@ def test_sharded_judge_jobs_are_gathered(judged, tmp_path):
     config = workdir / "config.yaml"
     sharded = tmp_path / "sharded.yaml"
     sharded.write_text(config.read_text() + "\nshards: {stories: 5}\n")
-    dry = run_snakemake(workdir, "-n", "--forceall", "--configfile", str(sharded), "results/mine/computed/scores.parquet")
+    target = "results/mine/computed/scores.parquet"
+    dry = run_snakemake(workdir, "-n", "--forceall", target, "--configfile", str(sharded))
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "checkpoint shard_texts" in dry.stdout and "gather_judge" in dry.stdout
