@@ -47,14 +47,16 @@ def settings(config: Mapping, judge: str) -> dict:
 
 
 def check_judges(config: Mapping) -> None:
-    """Every judged dataset is configured, has criteria to rate and the texts its templates read; every judge
-    named is configured; template names are unique."""
+    """Template names are unique; with judges configured, every judged dataset is configured, has criteria to rate
+    and the texts its templates read, and every judge it names is configured."""
     section = config["judges"]
     names = {}
     for spec in [*section["templates"], *(s for e in section["datasets"].values() for s in e.get("templates") or [])]:
         if names.setdefault(template_name(spec), spec) != spec:
             raise InputError(f"judges.templates: {spec} and {names[template_name(spec)]} are both called "
                              f"{template_name(spec)!r}; fix: rename one file (the name is part of output paths)")
+    if not section["models"]:
+        return  # nothing is judged: the default config's entries name datasets a config may have replaced
     for name, entry in section["datasets"].items():
         key = f"judges.datasets.{name}"
         if name not in config["datasets"]:
@@ -70,7 +72,7 @@ def check_judges(config: Mapping) -> None:
         texts = describe(dataset, name).texts
         for spec in entry.get("templates") or section["templates"]:
             lacking = sorted(load_template(spec).needs - texts)
-            if lacking and section["models"]:
+            if lacking:
                 raise InputError(f"{key}: template {template_name(spec)} reads the {', '.join(lacking)} of each story, "
                                  f"which dataset {name} lacks; fix: set {key}.templates to templates that do not "
                                  "(geval reads the story only)")
