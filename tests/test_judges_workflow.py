@@ -13,8 +13,9 @@ import pytest
 from tiny_models import CORPUS, tiny_judge
 from workflow_helpers import make_workdir, run_snakemake
 
-SYSTEMS = ["alpha", "beta", "gamma"]
+SYSTEMS = ["alpha", "beta", "gamma", "delta", "epsilon"]
 CRITERIA = {"Flow": "how smoothly the story reads", "Plot": "how interesting the plot is"}
+META = ["correlations", "pairwise", "perm_both_none", "clusters_none", "williams_judges", "consensus"]
 
 
 def own_stories(prompts: int = 4, raters: int = 2) -> pd.DataFrame:
@@ -22,7 +23,7 @@ def own_stories(prompts: int = 4, raters: int = 2) -> pd.DataFrame:
     rows = []
     for prompt in range(prompts):
         for rank, system in enumerate(SYSTEMS):
-            story = " ".join(CORPUS[(prompt + k) % len(CORPUS)] for k in range(rank + 1))
+            story = " ".join(CORPUS[(prompt + k) % len(CORPUS)] for k in range(rank % 3 + 1))
             for rater in range(raters):
                 rows.append({"id": f"p{prompt}-{system}", "prompt": f"Write about topic {prompt}.", "model": system,
                              "text": story, "rater": f"r{rater}", "flow": int(rng.integers(1, 6)),
@@ -46,8 +47,9 @@ def judged(tmp_path_factory, hanna_mirror):
                                 "hanna-llm": {"criteria": {"Coherence": "how much the story makes sense"}}}},
         "device": "cpu",
     })
-    targets = ["results/mine/computed/correlations.csv", "results/mine/computed/meta/correlations.csv",
-               "results/hanna-llm/computed/scores.parquet", "results/hanna-llm/judge_validation.csv"]
+    meta = [f"results/mine/computed/meta/{name}.csv" for name in META]
+    targets = ["results/mine/computed/correlations.csv", *meta, "results/hanna-llm/computed/scores.parquet",
+               "results/hanna-llm/judge_validation.csv"]
     start = time.perf_counter()
     result = run_snakemake(workdir, "--set-threads", "llm_judge=1", "--cores", "2", *targets)
     assert result.returncode == 0, result.stderr[-3000:]
@@ -64,9 +66,13 @@ def test_judges_join_the_score_set_and_the_statistics(judged):
     assert list(judges["criterion"]) == ["Flow", "Plot"] * 2
     correlations = pd.read_csv(workdir / "results/mine/computed/correlations.csv")
     assert set(judges["slug"]) <= set(correlations["x"])
-    meta = pd.read_csv(workdir / "results/mine/computed/meta/correlations.csv")
-    rated = meta[meta["family"] == "llm-judge"].groupby("criterion")["metric"].unique()
-    assert sorted(rated["Flow"]) == ["judge-tiny-geval-flow", "judge-tiny-tacl-1-flow"]  # each against its criterion
+    for name in META[:-1]:  # each judge column against the criterion it rated
+        table = pd.read_csv(workdir / f"results/mine/computed/meta/{name}.csv")
+        flow = table[table["criterion"] == "Flow"]
+        columns = {slug for column in ("metric", "metric_a", "metric_b") if column in flow for slug in flow[column]}
+        assert columns == {"judge-tiny-geval-flow", "judge-tiny-tacl-1-flow"}, name
+    consensus = pd.read_csv(workdir / "results/mine/computed/meta/consensus.csv")
+    assert set(consensus["label"]) == {"tiny (task 1)", "tiny (geval)"}  # a judge x template ranks as one item
     scores = pd.read_parquet(workdir / "results/hanna-llm/computed/scores.parquet")
     assert list(scores["metric"].unique()) == ["judge-tiny-tacl-1-coherence"] and len(scores) == 7  # the 1st prompt
 
