@@ -15,7 +15,11 @@ def merge_inputs(wildcards):
 def benchmark_inputs(wildcards):
     stems = [metric_stem(metric) for metric in enabled_metrics(wildcards.dataset)]
     return {
-        "benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{stem}.tsv" for stem in stems],
+        "benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{stem}.tsv" for stem in stems]
+        + [
+            f"benchmarks/judges/{wildcards.dataset}/{judge}@{template}.tsv"
+            for judge, template in judge_jobs(wildcards.dataset)
+        ],
         "texts": f"results/{wildcards.dataset}/data/texts.parquet",
     }
 

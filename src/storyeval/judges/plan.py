@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 
+from storyeval.errors import InputError
 from storyeval.judges import config as judge_config
 from storyeval.judges.prompts import load_template
 
 
-def dataset_texts(config, dataset: str, source: str | Path | None) -> pd.DataFrame | None:
-    """The dataset's text table: results/<dataset>/data/texts.parquet when written, else read from its `source`
-    file as rule normalise_texts reads it; None when neither is there yet."""
+@lru_cache(maxsize=4)
+def read_texts(dataset: str, entry: str, source: str | None) -> pd.DataFrame | None:
     from storyeval.datasets import describe
     from storyeval.text.datasets import subset_prompts
 
@@ -21,9 +23,16 @@ def dataset_texts(config, dataset: str, source: str | Path | None) -> pd.DataFra
         return pd.read_parquet(written)
     if source is None or not Path(source).is_file():
         return None
-    entry = config["datasets"][dataset]
+    entry = json.loads(entry)
     loaded = describe(entry, dataset).load(source, dataset)
     return subset_prompts(loaded.texts, loaded.human_scores, entry.get("max_prompts"))[0]
+
+
+def dataset_texts(config, dataset: str, source: str | Path | None) -> pd.DataFrame | None:
+    """The dataset's text table: results/<dataset>/data/texts.parquet when written, else read from its `source`
+    file as rule normalise_texts reads it (once per dataset); None when neither is there yet."""
+    entry = json.dumps(config["datasets"][dataset], sort_keys=True, default=str)
+    return read_texts(dataset, entry, None if source is None else str(source))
 
 
 def describe_plan(config, dataset: str, judge: str, template: str, source: str | Path | None) -> str:
@@ -49,7 +58,10 @@ def describe_plan(config, dataset: str, judge: str, template: str, source: str |
     except (OSError, ValueError) as error:
         return (f"{job}: {len(texts) * len(criteria)} forward passes ({len(texts)} stories x {len(criteria)} "
                 f"criteria); prompt tokens not counted, its tokenizer is not local ({str(error).splitlines()[0]})")
-    passes, tokens = count_prompts(texts, criteria, load_template(judge_config.template_spec(config, template)),
-                                   tokenizer)
+    try:
+        passes, tokens = count_prompts(texts, criteria, load_template(judge_config.template_spec(config, template)),
+                                       tokenizer)
+    except InputError as error:  # said here, and the job stops on it
+        return f"{job}: {error}"
     return (f"{job}: {passes} forward passes ({len(texts)} stories x {len(criteria)} criteria), {tokens} prompt "
             f"tokens, {config['judges']['models'][judge].get('mode') or config['judges']['mode']} mode")

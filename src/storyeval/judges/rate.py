@@ -155,8 +155,11 @@ def run_expected(model, prompts: Prompts, batches, pad_id: int) -> pd.DataFrame:
     with torch.inference_mode():
         for batch in batches:
             ids, mask, positions = left_padded([prompts.ids[k] for k in batch], pad_id, model.device)
-            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions,
-                           logits_to_keep=1).logits[:, -1].float()
+            try:  # the head on the answer position only: a vocabulary's logits per prompt, not per token
+                out = model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1)
+            except TypeError:  # a model class without logits_to_keep
+                out = model(input_ids=ids, attention_mask=mask, position_ids=positions)
+            logits = out.logits[:, -1].float()
             chosen = torch.as_tensor([prompts.rating_ids[k] for k in batch], device=logits.device)
             rating_logits = logits.gather(1, chosen)
             mass[batch] = (rating_logits.logsumexp(-1) - logits.logsumexp(-1)).exp().cpu().numpy()
