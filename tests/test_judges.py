@@ -201,3 +201,16 @@ def test_validation_table_pairs_each_column_with_its_released_judge():
     assert row["share_exact"] == pytest.approx(5 / 6) and row["released_off_scale"] == 1
     assert row["pearson_r"] == pytest.approx(np.corrcoef(ours, theirs)[0, 1])
     assert row["mean_abs_diff"] == pytest.approx(np.mean(np.abs(np.subtract(ours, theirs))))
+
+
+def test_a_pinned_judge_is_the_commit_its_folder_records(judge_folder, tmp_path):
+    import shutil
+
+    from storyeval.errors import InputError
+    from storyeval.judges.rate import load_judge
+
+    folder = shutil.copytree(judge_folder, tmp_path / "pinned")
+    (folder / ".revision").write_text("a" * 40 + "\n")
+    assert load_judge("judges.models.tiny", str(folder), "cpu", "a" * 40)[0].training is False
+    with pytest.raises(InputError, match=f"judges.models.tiny {folder}: revision {'b' * 40} pinned, {'a' * 40} found"):
+        load_judge("judges.models.tiny", str(folder), "cpu", "b" * 40)
