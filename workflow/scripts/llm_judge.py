@@ -7,6 +7,7 @@ import pandas as pd
 
 from storyeval.io import log_to, write_csv, write_parquet
 from storyeval.judges import judge_registry
+from storyeval.judges.http import is_url
 from storyeval.judges.prompts import load_template
 from storyeval.judges.rate import Settings, rate
 from storyeval.neural.models import identity
@@ -18,12 +19,16 @@ settings = Settings(**snakemake.params.settings)
 texts = pd.read_parquet(snakemake.input.texts)
 device = None if snakemake.params.device == "auto" else snakemake.params.device
 scores, details, run = rate(texts, snakemake.params.criteria, template, model["path"], settings, model.get("revision"),
-                            device, f"judges.models.{judge}")
+                            device, f"judges.models.{judge}", model.get("served"), model.get("tokenizer"))
 registry = judge_registry(judge, template, list(scores.columns), settings.mode)
 write_parquet(scores.set_axis(registry["slug"], axis=1).rename_axis("story_id").reset_index(), snakemake.output.scores)
 write_parquet(details, snakemake.output.details)
 write_csv(registry, snakemake.output.registry)
-signature = {"judge": judge, "model": identity(model["path"], model.get("revision")), "template": template.name,
+if is_url(model["path"]):  # a served judge: its URL, the name it serves and the local tokenizer
+    loaded = {"url": model["path"], "served": model.get("served"), "tokenizer": model.get("tokenizer")}
+else:
+    loaded = identity(model["path"], model.get("revision"))
+signature = {"judge": judge, "model": loaded, "template": template.name,
              "template_text": template.user + "\n" + template.answer, "criteria": snakemake.params.criteria,
              "settings": snakemake.params.settings, "dataset": snakemake.wildcards.dataset, "stories": len(texts),
              **run}

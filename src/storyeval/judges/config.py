@@ -43,7 +43,7 @@ def settings(config: Mapping, judge: str) -> dict:
     """The keyword arguments of storyeval.judges.rate.Settings for `judge` (its own mode over judges.mode)."""
     section = config["judges"]
     return {"mode": section["models"][judge].get("mode") or section["mode"],
-            **{key: section[key] for key in ("batch_size", "batch_tokens", "max_new_tokens", "dtype")}}
+            **{key: section[key] for key in ("batch_size", "batch_tokens", "max_new_tokens", "dtype", "top_logprobs")}}
 
 
 def check_judges(config: Mapping) -> None:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from storyeval.errors import InputError
 from storyeval.judges import config as judge_config
+from storyeval.judges.http import is_url
 from storyeval.judges.prompts import load_template
 
 
@@ -46,15 +47,17 @@ def describe_plan(config, dataset: str, judge: str, template: str, source: str |
     if texts is None:
         return f"{job}: {len(criteria)} forward passes per story (the texts are not read yet)"
     model = config["judges"]["models"][judge]
+    source = model.get("tokenizer") or (None if is_url(model["path"]) else model["path"])
+    if source is None:
+        return (f"{job}: {len(texts) * len(criteria)} forward passes ({len(texts)} stories x {len(criteria)} "
+                "criteria) on the server; prompt tokens counted by it (no local tokenizer)")
     try:
         from transformers import AutoTokenizer
 
         from storyeval.neural.paths import resolve_model_path
 
-        revision = {} if model.get("revision") is None or Path(model["path"]).is_dir() else {
-            "revision": model["revision"]}
-        tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(model["path"]), local_files_only=True,
-                                                  **revision)
+        revision = {} if model.get("revision") is None or Path(source).is_dir() else {"revision": model["revision"]}
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(source), local_files_only=True, **revision)
     except (OSError, ValueError) as error:
         return (f"{job}: {len(texts) * len(criteria)} forward passes ({len(texts)} stories x {len(criteria)} "
                 f"criteria); prompt tokens not counted, its tokenizer is not local ({str(error).splitlines()[0]})")

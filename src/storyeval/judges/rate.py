@@ -42,6 +42,7 @@ class Settings:
     batch_tokens: int = 8192  # padded prompt tokens per forward pass at most
     max_new_tokens: int = 32  # mode generate
     dtype: str = "auto"  # auto: bfloat16 on a GPU, float32 on the CPU
+    top_logprobs: int = 20  # a served judge in mode expected (storyeval.judges.http)
 
 
 @dataclass
@@ -184,12 +185,18 @@ def run_generate(model, tokenizer, prompts: Prompts, batches, pad_id: int, max_n
 
 def rate(texts: pd.DataFrame, criteria: dict[str, str], template: Template, model_path: str | Path,
          settings: Settings = Settings(), revision: str | None = None, device: str | None = None,
-         key: str = "judge") -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+         key: str = "judge", served: str | None = None, tokenizer: str | None = None,
+         ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(scores: story_id x criterion, details: one row per story and criterion with its prompt tokens and value,
     and what was run: forward passes, prompt tokens, parse failures) for the stories of `texts` (a text table
-    with story_id, story and what the template reads) rated on `criteria` ({name: definition})."""
+    with story_id, story and what the template reads) rated on `criteria` ({name: definition}). A `model_path`
+    that is a URL is a served judge (`storyeval.judges.http`: `served` model name, local `tokenizer`)."""
     if settings.mode not in MODES:
         raise InputError(f"{key}: mode {settings.mode!r}; fix: use one of {', '.join(MODES)}")
+    if str(model_path).startswith(("http://", "https://")):
+        from storyeval.judges.http import rate_http
+
+        return rate_http(texts, criteria, template, str(model_path), settings, served, tokenizer, key=key)
     model, tokenizer = load_judge(key, str(model_path), device, revision, settings.dtype)
     prompts = build_prompts(texts, criteria, template, tokenizer)
     check_window(model, prompts, settings.max_new_tokens if settings.mode == "generate" else 0, key)
