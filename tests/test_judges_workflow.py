@@ -72,7 +72,7 @@ def test_judges_join_the_score_set_and_the_statistics(judged):
         columns = {slug for column in ("metric", "metric_a", "metric_b") if column in flow for slug in flow[column]}
         assert columns == {"judge-tiny-geval-flow", "judge-tiny-tacl-1-flow"}, name
     consensus = pd.read_csv(workdir / "results/mine/computed/meta/consensus.csv")
-    assert set(consensus["label"]) == {"tiny (task 1)", "tiny (geval)"}  # a judge x template ranks as one item
+    assert set(consensus["label"]) == {"tiny (tacl-1)", "tiny (geval)"}  # a judge x template ranks as one item
     scores = pd.read_parquet(workdir / "results/hanna-llm/computed/scores.parquet")
     assert list(scores["metric"].unique()) == ["judge-tiny-tacl-1-coherence"] and len(scores) == 7  # the 1st prompt
 

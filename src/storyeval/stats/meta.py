@@ -225,12 +225,15 @@ def task_name(task, short: bool = False) -> str:
 
 def ranked_items(registry: pd.DataFrame) -> pd.DataFrame:
     """slug -> item, label, family: what a consensus ranking ranks. A judge's ratings of the six criteria are one
-    item (judge x task), ranked in each criterion's ranking by the rating of that criterion, so that every ranking
-    holds every item as Borda and Kemeny need; its Average is an item of its own. Metrics are their own items."""
+    item (judge x task, or judge x template for a judge computed here), ranked in each criterion's ranking by the
+    rating of that criterion, so that every ranking holds every item as Borda and Kemeny need; its Average is an
+    item of its own. Metrics are their own items."""
     items = registry[["slug", "label", "family"]].assign(item=registry["slug"])
     if "judge" in registry:
         rated = (registry["family"] == FAMILY) & (registry["criterion"] != AVERAGE)
         judge, task = registry.loc[rated, "judge"], registry.loc[rated, "task"]
+        if "template" in registry:  # a judge computed here: its prompt template names the item
+            task = registry.loc[rated, "template"].where(registry.loc[rated, "template"].notna(), task)
         items.loc[rated, "item"] = judge.map(slugify) + "-" + task.map(lambda t: task_name(t, short=True))
         items.loc[rated, "label"] = judge + " (" + task.map(task_name) + ")"
     return items
