@@ -48,16 +48,16 @@ def released_targets():
 def dataset_targets(dataset):
     """Everything of one dataset (rule dataset_<name>): its computed scores and analyses, and for hanna also the
     released scores' analysis; nothing of another dataset's files."""
-    targets = computed_targets(dataset) if dataset in TEXT_DATASETS and enabled_metrics(dataset) else []
+    scored = dataset in TEXT_DATASETS and (enabled_metrics(dataset) or judge_jobs(dataset))  # judges.smk
+    targets = computed_targets(dataset) + judge_targets(dataset) if scored else []
     return targets + (released_targets() if dataset == "hanna" else [])
 
 
 def all_targets():
     targets = released_targets()
     for dataset in TEXT_DATASETS:
-        if enabled_metrics(dataset):
-            targets += computed_targets(dataset)
-    return targets + storyer_targets()  # storyer.smk
+        targets += dataset_targets(dataset)
+    return list(dict.fromkeys(targets + storyer_targets()))  # storyer.smk
 
 
 # One target per configured dataset: `snakemake --cores N dataset_<name>`.
