@@ -166,6 +166,16 @@ def test_boot_both_equals_a_loop_over_the_same_resamples():
             assert row.resamples == np.isfinite(draws).sum()
 
 
+def test_boot_both_of_one_group_is_the_bootstrap_of_its_stories():
+    human, scores = _data(12, prompts=1, systems=30, metrics=2)
+    table = permutation.boot_both(human[..., None], scores, ["a", "b"], ["c"], "none", n_resamples=200, seed=5)
+    _, draws = permutation.resample_indices(1, 30, 200, 5)
+    expected = [stats.pearsonr(scores[0, d, 0], human[0, d]).statistic for d in draws]
+    assert table.loc[0, "ci_low"] == pytest.approx(np.nanquantile(expected, 0.025), abs=1e-12)
+    with pytest.raises(InputError, match="need >= 2 prompts or >= 2 systems"):
+        permutation.resample_indices(1, 1, 10, 0)
+
+
 def test_boot_both_draws_give_scipy_bootstrap_percentile_intervals():
     # BOOT-BOTH's prompt draws are ordinary bootstrap draws: the percentile interval of a prompt mean
     # through resample_indices matches scipy.stats.bootstrap's (method="percentile") within Monte Carlo error.

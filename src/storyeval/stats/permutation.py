@@ -209,9 +209,11 @@ def perm_both(
 
 
 def resample_indices(prompts: int, systems: int, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """BOOT-BOTH draws: prompt indices [B, P] then system indices [B, S], with replacement, default_rng(seed)."""
-    if prompts < 2 or systems < 2:
-        raise InputError(f"boot_both: need >= 2 prompts and >= 2 systems, got {prompts} and {systems}")
+    """BOOT-BOTH draws: prompt indices [B, P] then system indices [B, S], with replacement, default_rng(seed).
+    An axis of one (a dataset of one group: one "prompt" whose stories are its "systems") draws index 0, so
+    BOOT-BOTH is then the plain bootstrap of the stories."""
+    if min(prompts, systems) < 1 or max(prompts, systems) < 2:
+        raise InputError(f"boot_both: need >= 2 prompts or >= 2 systems, got {prompts} and {systems}")
     rng = np.random.default_rng(seed)
     return rng.integers(0, prompts, (n_resamples, prompts)), rng.integers(0, systems, (n_resamples, systems))
 
