@@ -42,7 +42,7 @@ VALIDATED = {
     "chrf": ("oracle; released human row", "sacrebleu's sentence chrF; 100 on the human row, as released "
              "(test_metrics_string)"),
     "cider": ("by hand; released human row", "the dense formula of Vedantam et al. (2015); 10 on the human row, "
-              "as released (test_metrics_string; README, validation)"),
+              "as released (test_metrics_string; validation above)"),
     "datastats": ("released human row; port; by hand", "identical to the released values on 96/96 human stories; "
                   "Newsroom's fragment loop; worked examples (test_metrics_datastats)"),
     "rouge-we": ("by hand; port", "a worked example; a port of SummEval's code (test_metrics_rouge_we)"),
