@@ -21,7 +21,7 @@ from storyeval.criteria import CRITERIA
 from storyeval.data.csvfile import decode_utf8, read_csv_strings
 from storyeval.data.hanna import story_id
 from storyeval.errors import InputError
-from storyeval.pickles import load_restricted
+from storyeval.pickles import brief, load_restricted
 from storyeval.text import layouts
 from storyeval.text.clean import clean_text
 
@@ -176,7 +176,8 @@ def load_storyer(path: str | Path, name: str) -> TextDataset:
             and isinstance(item[1], (int, float))
             and not isinstance(item[1], bool)
         ):
-            raise InputError(f"dataset {name}: {path} item {index} is not a (story, score) pair: {str(item)[:60]!r}")
+            raise InputError(f"dataset {name}: {path} item {index} is not a (story, score) pair: {brief(item)}; "
+                             "fix: use the released file")
     ids = [f"{name}-{index:03d}" for index in range(len(items))]
     absent = pd.Series([np.nan] * len(items), dtype="str")
     texts = pd.DataFrame(
