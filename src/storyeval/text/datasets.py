@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from io import StringIO
+from io import BytesIO, StringIO
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,7 @@ from storyeval.criteria import CRITERIA
 from storyeval.data.csvfile import decode_utf8, read_csv_strings
 from storyeval.data.hanna import story_id
 from storyeval.errors import InputError
+from storyeval.limits import check_cells, check_lines, check_text
 from storyeval.pickles import brief, load_restricted
 from storyeval.text import layouts
 from storyeval.text.clean import clean_text
@@ -30,6 +31,7 @@ HUMAN = "Human"
 LLM_COLUMNS = ["Prompt", "Human", "Story", "Model"]
 # hanna_stories_annotations.csv, one row per (story, rater); README of dig-team/hanna-benchmark-asg.
 ANNOTATION_COLUMNS = ["Story ID", "Prompt", "Human", "Story", "Model", *CRITERIA, "Worker ID"]
+NAME_COLUMNS = ["Model", "Story ID", "Worker ID"]  # part of story ids or output rows: at most limits.MAX_NAME
 STORYER_CRITERION = "Overall"  # StoryER's averaged human preference score in [0, 1] (8 raters)
 TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}  # the user's own file
 
@@ -44,7 +46,7 @@ class TextDataset:
 
 def read_utf8_csv(path: str | Path, name: str) -> pd.DataFrame:
     """Read a CSV of strings; an empty, non-UTF-8, damaged or header-only file is one InputError."""
-    return read_csv_strings(path, f"dataset {name}: {path}")
+    return read_csv_strings(path, f"dataset {name}: {path}", names=NAME_COLUMNS)
 
 
 def require_columns(frame: pd.DataFrame, columns: list[str], name: str, path: str | Path) -> None:
@@ -178,6 +180,8 @@ def load_storyer(path: str | Path, name: str) -> TextDataset:
         ):
             raise InputError(f"dataset {name}: {path} item {index} is not a (story, score) pair: {brief(item)}; "
                              "fix: use the released file")
+    for index, (story, _) in enumerate(items):
+        check_text(story, f"dataset {name}: {path} item {index}", "use the released file")
     ids = [f"{name}-{index:03d}" for index in range(len(items))]
     absent = pd.Series([np.nan] * len(items), dtype="str")
     texts = pd.DataFrame(
@@ -206,9 +210,20 @@ def table_format(path: str | Path, file_format: str | None) -> str:
 
 
 def read_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFrame:
-    """A user's CSV, TSV, JSONL or Parquet file as a frame; an unreadable file is one InputError."""
+    """A user's CSV, TSV, JSONL or Parquet file as a frame; an unreadable file, or a line or cell over its size
+    limit (storyeval.limits), is one InputError."""
+    frame = parse_table_file(path, file_format, label)
+    check_cells(frame, label)
+    return frame
+
+
+def parse_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFrame:
+    raw = None if file_format == "parquet" else Path(path).read_bytes()
+    if raw is not None:
+        check_lines(raw, label)
     if file_format in ("csv", "tsv"):
-        text = decode_utf8(Path(path).read_bytes(), label, "re-save the file as UTF-8")
+        text = decode_utf8(raw, label, "re-save the file as UTF-8")
+        del raw
         try:
             return pd.read_csv(
                 StringIO(text), sep="\t" if file_format == "tsv" else ",", dtype=str, keep_default_na=False
@@ -220,7 +235,7 @@ def read_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFr
             ) from error
     try:
         if file_format == "jsonl":
-            return pd.read_json(path, lines=True, dtype=False)
+            return pd.read_json(BytesIO(raw), lines=True, dtype=False)
         return pd.read_parquet(path)
     except (ValueError, OSError) as error:
         raise InputError(
