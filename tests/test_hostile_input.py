@@ -147,3 +147,49 @@ def test_a_50_mb_story_in_your_own_table_is_refused(tmp_path):
         read_table_file(path, "csv", f"dataset mine: {path}")
     one_line(error, f"dataset mine: {path}: 2,097,152 characters in column 'story', data row 2, over the limit of "
                     "1,048,576 for a cell; fix: repair or re-export the file")
+
+
+# Config files are data.
+
+@pytest.mark.parametrize("content, message", [
+    ("__use_yte__: true\nstats: {seed: 1}\n", "c.yaml: __use_yte__ makes Snakemake evaluate the file's Python "
+                                              "expressions (YTE templating); fix: remove it"),
+    ("stats: {seed: !!python/name:os.system }\n", "c.yaml: line 1, the tag !!python/name:os.system makes YAML import "
+                                                  "or run Python; fix: write the value itself"),
+    ("stats: !!python/object/apply:os.system [true]\n", "c.yaml: line 1, the tag !!python/object/apply:os.system"),
+    ("datasets:\n  mine: {kind: table}\n  wp200: {kind: storyer}\n  mine: {kind: storyer}\n",
+     "c.yaml: line 4, key 'mine' is given twice in one mapping (the last would win silently); fix: keep one"),
+    ("story_id,story\na,once\n", "c.yaml: holds a str, not a mapping of config keys; fix: give a config file here "
+                                 "(`--configfile` takes every word after it until the next option"),
+])
+def test_config_file_that_is_not_plain_data(tmp_path, content, message):
+    from storyeval.configfiles import check_config_file
+
+    path = tmp_path / "c.yaml"
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        check_config_file(path, "c.yaml")
+    one_line(error, message)
+
+
+def test_merge_keys_are_not_repeated_keys(tmp_path):
+    from storyeval.configfiles import check_config_file
+
+    path = tmp_path / "c.yaml"
+    path.write_text("base: &base {seed: 1, n_resamples: 10}\nstats:\n  <<: *base\n  seed: 2\n")
+    check_config_file(path)
+
+
+def test_workflow_refuses_a_templated_config_before_running_it(tmp_path, hanna_mirror):
+    from workflow_helpers import make_workdir, run_snakemake
+
+    workdir = make_workdir(tmp_path)
+    config = (workdir / "config.yaml").read_text()
+    (workdir / "config.yaml").write_text(
+        "__use_yte__: true\nprobe: ?__import__('pathlib').Path('ran').touch()\n" + config)
+    result = run_snakemake(workdir, "-n")
+    text = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert ("config.yaml: __use_yte__ makes Snakemake evaluate the file's Python expressions (YTE templating); "
+            "fix: remove it") in text, text[-2000:]
+    assert not (workdir / "ran").exists()
