@@ -193,3 +193,167 @@ def test_workflow_refuses_a_templated_config_before_running_it(tmp_path, hanna_m
     assert ("config.yaml: __use_yte__ makes Snakemake evaluate the file's Python expressions (YTE templating); "
             "fix: remove it") in text, text[-2000:]
     assert not (workdir / "ran").exists()
+
+
+# Names that become paths; names that must exist in the data they name.
+
+TABLE = {"kind": "table", "path": "mine.csv", "sha256": "0" * 64, "metrics": ["chrf"],
+         "columns": {"story_id": "id", "story": "text", "reference": "ref"}}
+
+
+def config_with(**changes) -> dict:
+    from test_bad_input import default_config
+
+    return default_config(**changes)
+
+
+@pytest.mark.parametrize("datasets, message", [
+    ({"../../outside_ds": TABLE}, "datasets.../../outside_ds: '../../outside_ds' is not a safe name (it is the folder "
+                                  "results/<name>: letters, digits, _ . -, at most 64, no ..); fix: rename it, e.g. "
+                                  "outside_ds"),
+    ({"..": TABLE}, "datasets...: '..' is not a safe name"),
+    ({"a/b": TABLE}, "datasets.a/b: 'a/b' is not a safe name (it is the folder results/<name>: letters, digits, _ . -, "
+                     "at most 64, no ..); fix: rename it, e.g. a-b"),
+    ({"my-set": TABLE, "my_set": TABLE}, "datasets.my_set: 'my_set' and 'my-set' map to the same files"),
+    ({"Mine": TABLE, "mine": TABLE}, "datasets.mine: 'mine' and 'Mine' map to the same files"),
+    ({"mine": {**TABLE, "columns": {**TABLE["columns"], "criteria": ["a/b", "Plot"]}}},
+     "datasets.mine.columns.criteria: criterion 'a/b' is not a safe name (no / \\ .. or control characters"),
+    ({"mine": {**TABLE, "columns": {**TABLE["columns"], "criteria": ["a-b", "A B"]}}},
+     "datasets.mine.columns.criteria: criterion names 'a-b' and 'A B' both become 'a-b' in file names; "
+     "fix: rename one, e.g. A B 2"),
+])
+def test_names_that_become_paths(datasets, message):
+    from storyeval.names import check_path_names
+
+    config = config_with()
+    config["datasets"].update(datasets)
+    with pytest.raises(InputError) as error:
+        check_path_names(config, __import__("storyeval.config").config.ConfigSources())
+    one_line(error, f"config.yaml {message}")
+
+
+def test_model_names_are_safe_file_names():
+    from storyeval.config import ConfigSources
+    from storyeval.names import check_path_names
+
+    config = config_with(**{"models.encoder": {"name": "..", "path": "bundled"}})
+    with pytest.raises(InputError) as error:
+        check_path_names(config, ConfigSources())
+    one_line(error, "config.yaml models.encoder.name: '..' is not a safe name (part of file names")
+    check_path_names(config_with(), ConfigSources())
+
+
+def released_columns(tmp_path, hanna_mirror, edit=None):
+    import pandas as pd
+
+    from storyeval.data.hanna import read_wide
+
+    path = tmp_path / "hanna_metric_scores.csv"
+    frame = pd.read_csv(hanna_mirror / "hanna_metric_scores.csv", dtype=str, keep_default_na=False)
+    (edit or (lambda frame: frame))(frame).to_csv(path, index=False)
+    return read_wide(path), str(path)
+
+
+def test_the_reference_system_must_exist(tmp_path, hanna_mirror):
+    from storyeval.config import ConfigSources
+    from storyeval.names import check_released
+
+    columns, path = released_columns(tmp_path, hanna_mirror)
+    assert check_released(columns, path, config_with(), ConfigSources()) is None
+    with pytest.raises(InputError) as error:
+        check_released(columns, path, config_with(**{"hanna.reference_system": "NoSuchSystem"}), ConfigSources())
+    one_line(error, f"config.yaml hanna.reference_system: no system 'NoSuchSystem' in {path}, whose systems are "
+                    "Human, BertGeneration, CTRL, GPT, GPT-2 (tag), GPT-2, RoBERTa, XLNet, Fusion, HINT, TD-VAE; fix:")
+
+
+def test_a_configured_metric_missing_from_the_released_scores(tmp_path, hanna_mirror):
+    from storyeval.config import ConfigSources
+    from storyeval.names import check_released
+
+    columns, path = released_columns(tmp_path, hanna_mirror, lambda frame: frame.drop(columns="chrF Ξ§"))
+    with pytest.raises(InputError) as error:
+        check_released(columns, path, config_with(), ConfigSources())
+    message = one_line(error, f"config.yaml figures.representative_metrics: metric 'chrF' is not in {path}, whose "
+                              "metrics are BLEU, ROUGE-1 Recall,", "fix: restore the released file")
+    assert "METEOR, CIDEr" in message and "chrF" not in message.split("whose metrics are")[1]
+
+
+def test_configured_criteria_must_exist(tmp_path, hanna_mirror):
+    from storyeval.config import ConfigSources
+    from storyeval.names import check_released
+
+    columns, path = released_columns(tmp_path, hanna_mirror)
+    with pytest.raises(InputError) as error:
+        check_released(columns, path, config_with(**{"reanalysis.top_k_criteria": ["Relevance", "Plot"]}),
+                       ConfigSources())
+    one_line(error, "config.yaml reanalysis.top_k_criteria: criterion 'Plot' does not exist; there are Relevance, "
+                    "Coherence, Empathy, Surprise, Engagement, Complexity, Overall; fix: use one of these names")
+
+
+def test_released_system_names_whose_story_ids_collide(tmp_path, hanna_mirror):
+    from storyeval.config import ConfigSources
+    from storyeval.names import check_released
+
+    columns, path = released_columns(tmp_path, hanna_mirror,
+                                     lambda frame: frame.replace({"Model": {"GPT": "GPT 2", "GPT-2": "gpt-2"}}))
+    with pytest.raises(InputError) as error:
+        check_released(columns, path, config_with(), ConfigSources())
+    one_line(error, f"{path}: system names 'GPT 2' and 'gpt-2' both become 'gpt-2' in file names, column 'Model'")
+    columns, path = released_columns(tmp_path, hanna_mirror,
+                                     lambda frame: frame.replace({"Model": {"GPT": "../GPT"}}))
+    with pytest.raises(InputError) as error:
+        check_released(columns, path, config_with(), ConfigSources())
+    one_line(error, f"{path}: system '../GPT' is not a safe name", "fix: rename it, e.g. GPT")
+
+
+def test_computed_only_metrics_are_those_the_release_lacks(released):
+    from storyeval.metrics import catalog
+    from storyeval.names import COMPUTED_ONLY
+
+    assert COMPUTED_ONLY == set(catalog.registry_rows()) - set(released.registry["slug"])
+
+
+def test_absurd_values_get_one_warning_line(tmp_path, hanna_mirror):
+    from storyeval.names import absurd_values
+
+    def edit(frame):
+        row = frame.index[frame["Model"] == "GPT-2"][0]
+        for column, prompt, value in (("chrF Ξ§", 17, "1e308"), ("Coherence", 3, "40.0")):
+            values = frame.at[row, column][1:-1].split(", ")
+            values[prompt] = value
+            frame.at[row, column] = f"[{', '.join(values)}]"
+        return frame
+
+    columns, path = released_columns(tmp_path, hanna_mirror)
+    assert absurd_values(columns, path) is None
+    columns, path = released_columns(tmp_path, hanna_mirror, edit)
+    assert absurd_values(columns, path) == (
+        f"warning: {path}: 2 absurd value(s) (beyond 1e+100, or a criterion outside 1-5), the first 40 in column "
+        "'Coherence', data row 6 (system 'GPT-2'), prompt 3: correlations and means include them; check the file")
+
+
+def test_resampling_counts_must_fit_into_memory():
+    from storyeval.limits import check_draws
+
+    check_draws(1000, 96, 11, 78, "config.yaml stats.n_resamples", memory=2**30)
+    with pytest.raises(InputError) as error:
+        check_draws(10**7, 96, 11, 78, "config.yaml stats.n_resamples", memory=16 * 2**30)
+    one_line(error, "config.yaml stats.n_resamples: 10,000,000 draws of 96 prompts x 11 systems x 78 columns need "
+                    "about 81.7 GiB, over half the 16.0 GiB available; fix: use at most 978,798")
+
+
+def test_workflow_stops_on_a_name_the_data_lack(tmp_path, hanna_mirror):
+    from workflow_helpers import make_workdir, run_snakemake
+
+    workdir = make_workdir(tmp_path, **{"hanna.reference_system": "NoSuchSystem"})
+    result = run_snakemake(workdir, "-n")
+    text = result.stdout + result.stderr
+    assert result.returncode != 0 and "Job stats" not in text, text[-3000:]
+    assert "config.yaml hanna.reference_system: no system 'NoSuchSystem' in " in text, text[-3000:]
+    workdir = make_workdir(tmp_path / "other")
+    (workdir / "big.yaml").write_text("meta: {n_permutations: 10000000}\n")
+    result = run_snakemake(workdir, "-n", "--configfile", "big.yaml")
+    text = result.stdout + result.stderr
+    assert result.returncode != 0 and "Job stats" not in text, text[-3000:]
+    assert re.search(r"big\.yaml meta\.n_permutations: 10,000,000 draws of 96 prompts x 11 systems x 78 columns "
+                     r"need about 81\.7 GiB, over half the [\d.,]+ GiB available; fix: use at most [\d,]+", text)

@@ -24,11 +24,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import pandas as pd
 
 from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, sha256sum, verify
-from storyeval.data.hanna import released_registry
+from storyeval.data.hanna import read_wide, released_registry
 from storyeval.data.registry import resolve_metrics
 from storyeval.config import ConfigSources, check_config, check_consistency
 from storyeval.datasets import RELEASED, describe, metric_names
 from storyeval.errors import InputError
+from storyeval.limits import check_draws
+from storyeval.names import check_path_names, check_released
 from storyeval.metrics import catalog
 from storyeval.plots.pages import figure_labels, table_labels
 from storyeval.sources import module_sources
@@ -52,6 +54,7 @@ validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
 for _name, _entry in config["datasets"].items():  # `metrics: all` -> the catalog's metrics the texts allow
     _entry["metrics"] = startup_check(metric_names, _entry, _name)
 startup_check(check_consistency, config, CONFIG_SOURCES)
+startup_check(check_path_names, config, CONFIG_SOURCES)
 
 
 def config_key(key):
@@ -112,6 +115,7 @@ def pinned_entry(wildcards):
     for key, entry in SOURCES[wildcards.source]["files"].items():
         if Path(entry["path"]).name == wildcards.file:
             check_sources([(wildcards.source, key)])
+            check_released_data()
             return {
                 "key": key,
                 "url": pinned_url(wildcards.source, key),
@@ -159,6 +163,27 @@ def check_metric_names():
         "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
     }.items():
         startup_check(resolve_metrics, names, registry, config_key(key))
+
+
+RELEASED_CHECKED = set()  # the verified released copies check_released_data has read
+
+
+def check_released_data():
+    """Before any job, once the released scores are verified (at start-up when fetched already, else when a
+    target needs them: pinned_entry): their system names, the names config gives (reference system, metrics,
+    criteria), the memory of the configured resampling counts, and one warning line on absurd values (said at
+    the start of a run)."""
+    scores = VERIFIED.get(("hanna", "scores"))
+    if scores is None or scores in RELEASED_CHECKED:
+        return  # to be downloaded: the jobs check it
+    RELEASED_CHECKED.add(scores)
+    columns = startup_check(read_wide, scores)
+    STARTUP_NOTES.append(startup_check(check_released, columns, str(scores), config, CONFIG_SOURCES))
+    prompts = len(next(iter(next(iter(columns.values())).values())))
+    shape = (prompts, len(next(iter(columns.values()))), len(columns))  # criteria and metrics
+    for key in ("stats.n_resamples", "meta.n_permutations", "meta.n_resamples"):
+        section, name = key.split(".")
+        startup_check(check_draws, config[section][name], *shape, config_key(key))
 
 
 def check_local_tables():
@@ -235,6 +260,7 @@ check_sources(
 )
 check_local_tables()
 check_metric_names()
+check_released_data()
 USE_ANNOTATIONS = annotations_available()
 TEXT_DATASETS = [name for name in config["datasets"] if name != "hanna" or USE_ANNOTATIONS]
 dataset_notes()
