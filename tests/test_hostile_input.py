@@ -357,3 +357,58 @@ def test_workflow_stops_on_a_name_the_data_lack(tmp_path, hanna_mirror):
     assert result.returncode != 0 and "Job stats" not in text, text[-3000:]
     assert re.search(r"big\.yaml meta\.n_permutations: 10,000,000 draws of 96 prompts x 11 systems x 78 columns "
                      r"need about 81\.7 GiB, over half the [\d.,]+ GiB available; fix: use at most [\d,]+", text)
+
+
+# The Python API checks its arguments; each refusal says what to pass.
+
+@pytest.mark.parametrize("call, message", [
+    (lambda score: score("textstats", "abc"), "textstats: stories is one str, not a list (a string would be read as "
+                                              "3 one-character stories); fix: pass a list of stories, e.g. [text]"),
+    (lambda score: score("textstats", b"abc"), "textstats: stories is one bytes, not a list"),
+    (lambda score: score("textstats", None), "textstats: stories is NoneType; fix: pass a list of stories (str)"),
+    (lambda score: score("textstats", 3), "textstats: stories is int; fix: pass a list of stories (str)"),
+    (lambda score: score("textstats", ["A tale.", None]), "textstats: story 1 is NoneType, not str; fix:"),
+    (lambda score: score("textstats", ["A tale.", 7]), "textstats: story 1 is int, not str; fix:"),
+    (lambda score: score("textstats", [b"A tale."]), "textstats: story 0 is bytes, not str; fix: pass a list of "
+                                                     "stories (str; decode bytes first)"),
+    (lambda score: score("chrf", ["A tale."], references="A ref."), "chrf: references is one str, not a list"),
+    (lambda score: score("textstats", ["A tale."], n_gram=3), "score: textstats has no parameter 'n_gram'; fix: use"),
+    (lambda score: score("textstats", ["A tale.", "B."], story_ids=["a"]),
+     "textstats: 1 story_ids for 2 stories; fix: pass one per story"),
+    (lambda score: score("textstats", ["A tale."], story_ids="a"), "textstats: story_ids is str; fix: pass a list"),
+    (lambda score: score(None, ["A tale."]), "score: metric is NoneType; fix: name it, one of"),
+    (lambda score: score("textstats", ["x" * (2**20 + 1)]), "textstats: story 0: 1,048,577 characters, over the "
+                                                            "limit of 1,048,576 for a text; fix: shorten it"),
+])
+def test_api_score_arguments(call, message):
+    from storyeval.api import score
+
+    with pytest.raises(InputError) as error:
+        call(score)
+    one_line(error, message)
+
+
+def test_api_correlations_arguments():
+    import numpy as np
+    import pandas as pd
+
+    from storyeval.api import correlations
+
+    scores = pd.DataFrame({"bleu": [1.0, 2.0, 3.0]}, index=["a", "b", "c"])
+    human = pd.DataFrame({"Plot": [1.0, 3.0, 2.0]}, index=scores.index)
+    assert len(correlations(scores, human))
+    cases = [
+        (lambda: correlations(None), "correlations: scores is NoneType, not a DataFrame; fix: pass a story x metric"),
+        (lambda: correlations(scores.assign(bleu=[1.0, np.inf, 3.0]), human),
+         "correlations: scores holds inf (not a finite number) in column 'bleu', story 'b' (1 such cells); fix:"),
+        (lambda: correlations(scores, human.assign(Plot=[np.nan, 1.0, 2.0])),
+         "correlations: human holds nan (not a finite number) in column 'Plot', story 'a'"),
+        (lambda: correlations(scores, human, systems="abc"), "correlations: systems is str; fix: pass a list"),
+        (lambda: correlations(scores, human, systems=["x", "y"]), "correlations: 2 systems for 3 stories; fix:"),
+        (lambda: correlations(scores, human, coefficients="pearson"), "correlations: coefficients 'pearson'; fix: "
+                                                                      "pass a list of pearson, spearman, kendall"),
+    ]
+    for call, message in cases:
+        with pytest.raises(InputError) as error:
+            call()
+        one_line(error, message)
