@@ -339,7 +339,7 @@ def test_resampling_counts_must_fit_into_memory():
     with pytest.raises(InputError) as error:
         check_draws(10**7, 96, 11, 78, "config.yaml stats.n_resamples", memory=16 * 2**30)
     one_line(error, "config.yaml stats.n_resamples: 10,000,000 draws of 96 prompts x 11 systems x 78 columns need "
-                    "about 81.7 GiB, over half the 16.0 GiB available; fix: use at most 978,798")
+                    "about 721.0 GiB, over half the 16.0 GiB available; fix: use at most 110,958")
 
 
 def test_workflow_stops_on_a_name_the_data_lack(tmp_path, hanna_mirror):
@@ -356,7 +356,7 @@ def test_workflow_stops_on_a_name_the_data_lack(tmp_path, hanna_mirror):
     text = result.stdout + result.stderr
     assert result.returncode != 0 and "Job stats" not in text, text[-3000:]
     assert re.search(r"big\.yaml meta\.n_permutations: 10,000,000 draws of 96 prompts x 11 systems x 78 columns "
-                     r"need about 81\.7 GiB, over half the [\d.,]+ GiB available; fix: use at most [\d,]+", text)
+                     r"need about 721\.0 GiB, over half the [\d.,]+ GiB available; fix: use at most [\d,]+", text)
 
 
 # The Python API checks its arguments; each refusal says what to pass.
@@ -412,3 +412,18 @@ def test_api_correlations_arguments():
         with pytest.raises(InputError) as error:
             call()
         one_line(error, message)
+
+
+@pytest.mark.parametrize("function, key", [("storyeval.stats.pairwise.pairwise_pvalues", "meta.n_permutations"),
+                                           ("storyeval.stats.bootstrap.pairwise_labels", "stats.n_resamples")])
+def test_a_job_checks_its_draws_fit_before_allocating(function, key):
+    import importlib
+
+    import numpy as np
+
+    module, name = function.rsplit(".", 1)
+    values = np.random.default_rng(0).random((4, 3, 2))
+    with pytest.raises(InputError) as error:
+        getattr(importlib.import_module(module), name)(values, 10**15)
+    one_line(error, f"{key}: 1,000,000,000,000,000 draws of 4 prompts x 3 systems x 2 columns need about", "fix: use "
+                                                                                                          "at most")

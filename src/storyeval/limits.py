@@ -14,7 +14,6 @@ import os
 from collections.abc import Iterable
 
 import numpy as np
-import pandas as pd
 
 from storyeval.errors import InputError
 
@@ -34,10 +33,12 @@ def check_lines(raw: bytes, label: str, fix: str = "repair or re-export the file
                          f"{MAX_LINE:,} bytes a line; fix: {fix}")
 
 
-def check_cells(frame: pd.DataFrame, label: str, names: Iterable[str] = (),
+def check_cells(frame, label: str, names: Iterable[str] = (),
                 fix: str = "repair or re-export the file") -> None:
     """Refuse a cell of `frame` (as read from the file `label`, one row per data row) longer than MAX_FIELD
     characters, or than MAX_NAME in the columns `names`; column headers count as names."""
+    import pandas as pd  # here: the statistics import this module for check_draws alone
+
     names = set(names)
     for index, column in enumerate(frame.columns):
         if len(str(column)) > MAX_NAME:
@@ -75,9 +76,10 @@ def available_memory() -> int:
 
 def draw_bytes(prompts: int, systems: int, columns: int) -> int:
     """Bytes one resample or permutation holds at once, at most, in storyeval.stats: its prompt draw or sign
-    flips (float64 a prompt), a swap mask (a prompt x system) and the resampled means of every system and
-    column (float64)."""
-    return 8 * prompts + prompts * systems + 8 * systems * (columns + 1)
+    flips (float64 a prompt), a swap mask (a prompt x system), the resampled means of every system and column,
+    and the paired bootstrap's differences and comparisons of every system pair and column (float64)."""
+    pairs = systems * (systems - 1) // 2
+    return 8 * prompts + prompts * systems + 8 * systems * (columns + 1) + 16 * pairs * columns
 
 
 def check_draws(count: int, prompts: int, systems: int, columns: int, key: str, memory: int | None = None) -> None:
