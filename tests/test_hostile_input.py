@@ -427,3 +427,23 @@ def test_a_job_checks_its_draws_fit_before_allocating(function, key):
         getattr(importlib.import_module(module), name)(values, 10**15)
     one_line(error, f"{key}: 1,000,000,000,000,000 draws of 4 prompts x 3 systems x 2 columns need about", "fix: use "
                                                                                                           "at most")
+
+
+def test_workflow_warns_once_on_an_absurd_released_value(tmp_path, hanna_mirror):
+    import hashlib
+
+    from test_bad_input import edit_cell
+
+    from workflow_helpers import copy_mirror, make_workdir, run_snakemake
+
+    mirror = copy_mirror(tmp_path)
+    edit_cell(mirror / "hanna_metric_scores.csv", "chrF Ξ§", "GPT-2", 17, "1e308")
+    pinned = hashlib.sha256((mirror / "hanna_metric_scores.csv").read_bytes()).hexdigest()
+    workdir = make_workdir(tmp_path / "work", **{"data.mirrors.hanna": [str(mirror)],
+                                                 "hanna.files.scores.sha256": pinned})
+    result = run_snakemake(workdir, "--cores", "1", "resources/hanna/LICENSE")
+    text = result.stdout + result.stderr
+    warning = (f"storyeval: warning: {mirror}/hanna_metric_scores.csv: 1 absurd value(s) (beyond 1e+100, or a "
+               "criterion outside 1-5), the first 1e+308 in column 'chrF Ξ§', data row 6 (system 'GPT-2'), prompt 17: "
+               "correlations and means include them; check the file")
+    assert result.returncode == 0 and text.count(warning) == 1, text[-3000:]
