@@ -4,15 +4,32 @@ exist in the data, resampling counts that must fit, the Python API's arguments, 
 Each case's message is the one docs/bad-input.md shows.
 """
 
+import hashlib
+import importlib
+import os
 import pickle
 import re
+import subprocess
+import sys
 import time
 
+import numpy as np
+import pandas as pd
 import pytest
+from test_bad_input import default_config, edit_cell
 
+from storyeval.api import correlations, score
+from storyeval.config import ConfigSources
+from storyeval.configfiles import check_config_file
+from storyeval.data.hanna import read_wide
 from storyeval.errors import InputError
+from storyeval.limits import check_draws
+from storyeval.metrics import catalog
+from storyeval.names import COMPUTED_ONLY, absurd_values, check_path_names, check_released
 from storyeval.pickles import load_restricted
-from storyeval.text.datasets import load_storyer
+from storyeval.text.datasets import load_storyer, read_table_file
+
+from workflow_helpers import copy_mirror, make_workdir, run_snakemake
 
 
 def one_line(error: pytest.ExceptionInfo, *pieces: str) -> str:
@@ -84,10 +101,6 @@ print("peak_rss_kib:", open("/proc/self/status").read().split("VmHWM:")[1].split
 def run_capped(call: str, cap: int = 2**30) -> tuple[str, int]:
     """Run `call` in a fresh interpreter whose address space is capped at `cap` bytes: (its refusal, peak RSS in
     KiB, VmHWM: getrusage's maxrss would include the forking test process's)."""
-    import os
-    import subprocess
-    import sys
-
     result = subprocess.run([sys.executable, "-c", CAPPED.format(cap=cap, call=call)], capture_output=True,
                             text=True, timeout=300, env=dict(os.environ))
     assert result.returncode == 0, result.stderr[-2000:]
@@ -133,8 +146,6 @@ def test_a_long_story_is_refused(tmp_path, hanna_mirror):
 
 
 def test_a_50_mb_story_in_your_own_table_is_refused(tmp_path):
-    from storyeval.text.datasets import read_table_file
-
     path = tmp_path / "mine.jsonl"
     path.write_text('{"id": "a", "story": "short"}\n{"id": "b", "story": "' + "x" * 50 * 2**20 + '"}\n')
     with pytest.raises(InputError) as error:
@@ -163,8 +174,6 @@ def test_a_50_mb_story_in_your_own_table_is_refused(tmp_path):
                                  "(`--configfile` takes every word after it until the next option"),
 ])
 def test_config_file_that_is_not_plain_data(tmp_path, content, message):
-    from storyeval.configfiles import check_config_file
-
     path = tmp_path / "c.yaml"
     path.write_text(content)
     with pytest.raises(InputError) as error:
@@ -173,16 +182,12 @@ def test_config_file_that_is_not_plain_data(tmp_path, content, message):
 
 
 def test_merge_keys_are_not_repeated_keys(tmp_path):
-    from storyeval.configfiles import check_config_file
-
     path = tmp_path / "c.yaml"
     path.write_text("base: &base {seed: 1, n_resamples: 10}\nstats:\n  <<: *base\n  seed: 2\n")
     check_config_file(path)
 
 
 def test_workflow_refuses_a_templated_config_before_running_it(tmp_path, hanna_mirror):
-    from workflow_helpers import make_workdir, run_snakemake
-
     workdir = make_workdir(tmp_path)
     config = (workdir / "config.yaml").read_text()
     (workdir / "config.yaml").write_text(
@@ -202,8 +207,6 @@ TABLE = {"kind": "table", "path": "mine.csv", "sha256": "0" * 64, "metrics": ["c
 
 
 def config_with(**changes) -> dict:
-    from test_bad_input import default_config
-
     return default_config(**changes)
 
 
@@ -223,19 +226,14 @@ def config_with(**changes) -> dict:
      "fix: rename one, e.g. A B 2"),
 ])
 def test_names_that_become_paths(datasets, message):
-    from storyeval.names import check_path_names
-
     config = config_with()
     config["datasets"].update(datasets)
     with pytest.raises(InputError) as error:
-        check_path_names(config, __import__("storyeval.config").config.ConfigSources())
+        check_path_names(config, ConfigSources())
     one_line(error, f"config.yaml {message}")
 
 
 def test_model_names_are_safe_file_names():
-    from storyeval.config import ConfigSources
-    from storyeval.names import check_path_names
-
     config = config_with(**{"models.encoder": {"name": "..", "path": "bundled"}})
     with pytest.raises(InputError) as error:
         check_path_names(config, ConfigSources())
@@ -244,9 +242,7 @@ def test_model_names_are_safe_file_names():
 
 
 def released_columns(tmp_path, hanna_mirror, edit=None):
-    import pandas as pd
 
-    from storyeval.data.hanna import read_wide
 
     path = tmp_path / "hanna_metric_scores.csv"
     frame = pd.read_csv(hanna_mirror / "hanna_metric_scores.csv", dtype=str, keep_default_na=False)
@@ -255,9 +251,6 @@ def released_columns(tmp_path, hanna_mirror, edit=None):
 
 
 def test_the_reference_system_must_exist(tmp_path, hanna_mirror):
-    from storyeval.config import ConfigSources
-    from storyeval.names import check_released
-
     columns, path = released_columns(tmp_path, hanna_mirror)
     assert check_released(columns, path, config_with(), ConfigSources()) is None
     with pytest.raises(InputError) as error:
@@ -267,9 +260,6 @@ def test_the_reference_system_must_exist(tmp_path, hanna_mirror):
 
 
 def test_a_configured_metric_missing_from_the_released_scores(tmp_path, hanna_mirror):
-    from storyeval.config import ConfigSources
-    from storyeval.names import check_released
-
     columns, path = released_columns(tmp_path, hanna_mirror, lambda frame: frame.drop(columns="chrF Ξ§"))
     with pytest.raises(InputError) as error:
         check_released(columns, path, config_with(), ConfigSources())
@@ -279,9 +269,6 @@ def test_a_configured_metric_missing_from_the_released_scores(tmp_path, hanna_mi
 
 
 def test_configured_criteria_must_exist(tmp_path, hanna_mirror):
-    from storyeval.config import ConfigSources
-    from storyeval.names import check_released
-
     columns, path = released_columns(tmp_path, hanna_mirror)
     with pytest.raises(InputError) as error:
         check_released(columns, path, config_with(**{"reanalysis.top_k_criteria": ["Relevance", "Plot"]}),
@@ -291,9 +278,6 @@ def test_configured_criteria_must_exist(tmp_path, hanna_mirror):
 
 
 def test_released_system_names_whose_story_ids_collide(tmp_path, hanna_mirror):
-    from storyeval.config import ConfigSources
-    from storyeval.names import check_released
-
     columns, path = released_columns(tmp_path, hanna_mirror,
                                      lambda frame: frame.replace({"Model": {"GPT": "GPT 2", "GPT-2": "gpt-2"}}))
     with pytest.raises(InputError) as error:
@@ -307,15 +291,10 @@ def test_released_system_names_whose_story_ids_collide(tmp_path, hanna_mirror):
 
 
 def test_computed_only_metrics_are_those_the_release_lacks(released):
-    from storyeval.metrics import catalog
-    from storyeval.names import COMPUTED_ONLY
-
     assert COMPUTED_ONLY == set(catalog.registry_rows()) - set(released.registry["slug"])
 
 
 def test_absurd_values_get_one_warning_line(tmp_path, hanna_mirror):
-    from storyeval.names import absurd_values
-
     def edit(frame):
         row = frame.index[frame["Model"] == "GPT-2"][0]
         for column, prompt, value in (("chrF Ξ§", 17, "1e308"), ("Coherence", 3, "40.0")):
@@ -333,8 +312,6 @@ def test_absurd_values_get_one_warning_line(tmp_path, hanna_mirror):
 
 
 def test_resampling_counts_must_fit_into_memory():
-    from storyeval.limits import check_draws
-
     check_draws(1000, 96, 11, 78, "config.yaml stats.n_resamples", memory=2**30)
     with pytest.raises(InputError) as error:
         check_draws(10**7, 96, 11, 78, "config.yaml stats.n_resamples", memory=16 * 2**30)
@@ -343,8 +320,6 @@ def test_resampling_counts_must_fit_into_memory():
 
 
 def test_workflow_stops_on_a_name_the_data_lack(tmp_path, hanna_mirror):
-    from workflow_helpers import make_workdir, run_snakemake
-
     workdir = make_workdir(tmp_path, **{"hanna.reference_system": "NoSuchSystem"})
     result = run_snakemake(workdir, "-n")
     text = result.stdout + result.stderr
@@ -381,18 +356,13 @@ def test_workflow_stops_on_a_name_the_data_lack(tmp_path, hanna_mirror):
                                                             "limit of 1,048,576 for a text; fix: shorten it"),
 ])
 def test_api_score_arguments(call, message):
-    from storyeval.api import score
-
     with pytest.raises(InputError) as error:
         call(score)
     one_line(error, message)
 
 
 def test_api_correlations_arguments():
-    import numpy as np
-    import pandas as pd
 
-    from storyeval.api import correlations
 
     scores = pd.DataFrame({"bleu": [1.0, 2.0, 3.0]}, index=["a", "b", "c"])
     human = pd.DataFrame({"Plot": [1.0, 3.0, 2.0]}, index=scores.index)
@@ -417,9 +387,7 @@ def test_api_correlations_arguments():
 @pytest.mark.parametrize("function, key", [("storyeval.stats.pairwise.pairwise_pvalues", "meta.n_permutations"),
                                            ("storyeval.stats.bootstrap.pairwise_labels", "stats.n_resamples")])
 def test_a_job_checks_its_draws_fit_before_allocating(function, key):
-    import importlib
 
-    import numpy as np
 
     module, name = function.rsplit(".", 1)
     values = np.random.default_rng(0).random((4, 3, 2))
@@ -430,11 +398,8 @@ def test_a_job_checks_its_draws_fit_before_allocating(function, key):
 
 
 def test_workflow_warns_once_on_an_absurd_released_value(tmp_path, hanna_mirror):
-    import hashlib
 
-    from test_bad_input import edit_cell
 
-    from workflow_helpers import copy_mirror, make_workdir, run_snakemake
 
     mirror = copy_mirror(tmp_path)
     edit_cell(mirror / "hanna_metric_scores.csv", "chrF Ξ§", "GPT-2", 17, "1e308")
