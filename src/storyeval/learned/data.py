@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.limits import check_text
 from storyeval.pickles import brief, load_restricted
 from storyeval.text.clean import clean_text
 
@@ -37,6 +38,7 @@ TRAIN, HELDOUT = "train", "heldout"
 
 
 def cleaned(text: str, where: str) -> str:
+    check_text(text, where, "use the released file")
     text = clean_text(text)
     if not text:
         raise InputError(f"{where} is empty after cleaning; fix: use the released file")
