@@ -412,3 +412,23 @@ def test_workflow_warns_once_on_an_absurd_released_value(tmp_path, hanna_mirror)
                "criterion outside 1-5), the first 1e+308 in column 'chrF Ξ§', data row 6 (system 'GPT-2'), prompt 17: "
                "correlations and means include them; check the file")
     assert result.returncode == 0 and text.count(warning) == 1, text[-3000:]
+
+
+def test_command_line_config_files_snakemake_reads_first(tmp_path, hanna_mirror):
+    """Snakemake reads each --configfile before any workflow code: a Python tag it resolves is refused after the
+    fact, naming the file; a file its loader refuses, or a target read as a config file, gets Snakemake's own
+    message, which names no file (docs/bad-input.md says so)."""
+    workdir = make_workdir(tmp_path)
+    (workdir / "bad.yaml").write_text("stats: {seed: !!python/name:os.system }\n")
+    (workdir / "apply.yaml").write_text("stats: !!python/object/apply:os.getpid []\n")
+    (workdir / "x.csv").write_text("story_id,story\na,once\n")
+    expected = {
+        ("bad.yaml",): "bad.yaml: line 1, the tag !!python/name:os.system makes YAML import or run Python; fix:",
+        ("apply.yaml",): "Config file is not valid JSON or YAML.",
+        ("config.yaml", "x.csv"): "Config file must be given as JSON or YAML with keys at top level.",
+        ("config.yaml", "results/x.csv"): "FileNotFoundError: [Errno 2] No such file or directory: 'results/x.csv'",
+    }
+    for files, message in expected.items():
+        result = run_snakemake(workdir, "-n", "--configfile", *files)
+        text = result.stdout + result.stderr
+        assert result.returncode != 0 and message in text, text[-2000:]
