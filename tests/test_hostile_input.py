@@ -282,7 +282,7 @@ def test_released_system_names_whose_story_ids_collide(tmp_path, hanna_mirror):
                                      lambda frame: frame.replace({"Model": {"GPT": "GPT 2", "GPT-2": "gpt-2"}}))
     with pytest.raises(InputError) as error:
         check_released(columns, path, config_with(), ConfigSources())
-    one_line(error, f"{path}: system names 'GPT 2' and 'gpt-2' both become 'gpt-2' in file names, column 'Model'")
+    one_line(error, f"{path}: system names 'GPT 2' and 'gpt-2' both become 'gpt-2' in story ids, column 'Model'")
     columns, path = released_columns(tmp_path, hanna_mirror,
                                      lambda frame: frame.replace({"Model": {"GPT": "../GPT"}}))
     with pytest.raises(InputError) as error:
@@ -432,3 +432,15 @@ def test_command_line_config_files_snakemake_reads_first(tmp_path, hanna_mirror)
         result = run_snakemake(workdir, "-n", "--configfile", *files)
         text = result.stdout + result.stderr
         assert result.returncode != 0 and message in text, text[-2000:]
+
+
+def test_llm_system_names_become_story_ids(tmp_path, hanna_mirror):
+    from storyeval.text.datasets import load_hanna_llm
+
+    frame = pd.read_csv(hanna_mirror / "hanna_llm_stories.csv", dtype=str, keep_default_na=False)
+    path = tmp_path / "hanna_llm_stories.csv"
+    frame.replace({"Model": {"Llama-7b": "llama 7b", "Mistral-7b": "Llama-7B"}}).to_csv(path, index=False)
+    with pytest.raises(InputError) as error:
+        load_hanna_llm(path)
+    one_line(error, f"dataset hanna-llm: {path}: system names 'llama 7b' and 'Llama-7B' both become 'llama-7b' in "
+                    "story ids, column 'Model'; fix: rename one")

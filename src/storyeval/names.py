@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from storyeval.config import ConfigSources
 from storyeval.criteria import CRITERIA
 from storyeval.data.registry import build_registry, slugify
 from storyeval.errors import InputError
 from storyeval.limits import MAX_NAME
+
+if TYPE_CHECKING:  # storyeval.config imports the loaders, which check names here
+    from storyeval.config import ConfigSources
 
 SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a folder or file name on every file system
 LABEL = re.compile(r"[^\x00-\x1f\x7f/\\]+")  # a display name (criterion, system): any text but separators
@@ -71,10 +74,10 @@ def check_path_names(config: Mapping, sources: ConfigSources) -> None:
 
 
 def check_labels(labels: Iterable[str], what: str, key: str, sources: ConfigSources | None = None,
-                 source: str | None = None) -> None:
+                 source: str | None = None, into: str = "file names") -> None:
     """Criterion or system names: no separator or control character, at most MAX_NAME characters, a non-empty
-    slug, and no two with one slug (a figure or story id each). `key` and `sources` name a config key; else
-    `source` names the file the labels came from."""
+    slug, and no two with one slug (`into`: what the slugs become, figure names or story ids). `key` and
+    `sources` name a config key; else `source` names the file the labels came from."""
 
     def refuse(what_: str, fix: str) -> InputError:
         return sources.refuse(key, what_, fix) if sources else InputError(f"{source}: {what_}, {key}; fix: {fix}")
@@ -88,7 +91,7 @@ def check_labels(labels: Iterable[str], what: str, key: str, sources: ConfigSour
                          f"rename it, e.g. {suggest(str(label)[:60])}")
         other = slugs.setdefault(slugify(label), label)
         if other != label:
-            raise refuse(f"{what} names {other!r} and {label!r} both become {slugify(label)!r} in file names",
+            raise refuse(f"{what} names {other!r} and {label!r} both become {slugify(label)!r} in {into}",
                          f"rename one, e.g. {label} 2")
 
 
@@ -107,7 +110,7 @@ def check_released(columns: Mapping[str, Mapping[str, np.ndarray]], path: str, c
     read_wide): system names, the reference system, the metrics config lists name, the criteria of
     reanalysis.top_k_criteria. Returns the one warning line on absurd values, or None."""
     systems = list(next(iter(columns.values())))
-    check_labels(systems, "system", "column 'Model'", source=path)
+    check_labels(systems, "system", "column 'Model'", source=path, into="story ids")
     reference = config["hanna"]["reference_system"]
     if reference not in systems:
         raise sources.refuse("hanna.reference_system", f"no system {reference!r} in {path}, whose systems are "

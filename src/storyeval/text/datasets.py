@@ -22,6 +22,7 @@ from storyeval.data.csvfile import decode_utf8, read_csv_strings
 from storyeval.data.hanna import story_id
 from storyeval.errors import InputError
 from storyeval.limits import check_cells, check_lines, check_text
+from storyeval.names import check_labels
 from storyeval.pickles import brief, load_restricted
 from storyeval.text import layouts
 from storyeval.text.clean import clean_text
@@ -98,6 +99,8 @@ def load_hanna_llm(path: str | Path, name: str = "hanna-llm") -> TextDataset:
     """hanna_llm_stories.csv: the 96 human stories (system "Human", story = reference) and six LLMs' stories."""
     frame = read_utf8_csv(path, name)
     require_columns(frame, LLM_COLUMNS, name, path)
+    check_labels(pd.unique(frame["Model"]), "system", "column 'Model'", source=f"dataset {name}: {path}",
+                 into="story ids")
     frame["prompt_id"] = prompt_ids(frame["Prompt"])
     humans = single_reference(frame, name, path)
     prompts = frame.groupby("prompt_id")["Prompt"].first()
@@ -132,6 +135,8 @@ def load_hanna_annotations(path: str | Path, name: str = "hanna") -> TextDataset
     """
     frame = read_utf8_csv(path, name)
     require_columns(frame, ANNOTATION_COLUMNS, name, path)
+    check_labels(pd.unique(frame["Model"]), "system", "column 'Model'", source=f"dataset {name}: {path}",
+                 into="story ids")
     try:
         number = frame["Story ID"].astype("int64")
         ratings = frame[CRITERIA].astype("float64")
