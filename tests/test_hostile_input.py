@@ -290,6 +290,13 @@ def test_released_system_names_whose_story_ids_collide(tmp_path, hanna_mirror):
     one_line(error, f"{path}: system '../GPT' is not a safe name", "fix: rename it, e.g. GPT")
 
 
+def test_released_metric_slugs_are_safe_names(tmp_path, hanna_mirror):
+    columns, path = released_columns(tmp_path, hanna_mirror, lambda frame: frame.rename(columns={"BLEU Ξ§": ".. Ξ§"}))
+    with pytest.raises(InputError) as error:
+        check_released(columns, path, config_with(), ConfigSources())
+    one_line(error, f"{path}: metric column '.. Ξ§' has the slug '..', not a safe name")
+
+
 def test_computed_only_metrics_are_those_the_release_lacks(released):
     assert COMPUTED_ONLY == set(catalog.registry_rows()) - set(released.registry["slug"])
 

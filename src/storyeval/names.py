@@ -119,6 +119,10 @@ def check_released(columns: Mapping[str, Mapping[str, np.ndarray]], path: str, c
 
     _, _, metric_columns = classify(list(columns), path)
     registry = build_registry(metric_columns, path)
+    for slug, column in zip(registry["slug"], registry["column"]):
+        if not safe_name(slug):
+            raise InputError(f"{path}: metric column {column[:60]!r} has the slug {slug!r}, not a safe name (slugs "
+                             "name files and table rows: letters, digits, . -, no ..); fix: restore the released file")
     released = set(registry["slug"]) | set(registry["label"])
     for key, names in metric_lists(config).items():
         for name in names:
