@@ -115,7 +115,6 @@ def pinned_entry(wildcards):
     for key, entry in SOURCES[wildcards.source]["files"].items():
         if Path(entry["path"]).name == wildcards.file:
             check_sources([(wildcards.source, key)])
-            check_released_data()
             return {
                 "key": key,
                 "url": pinned_url(wildcards.source, key),
@@ -165,18 +164,27 @@ def check_metric_names():
         startup_check(resolve_metrics, names, registry, config_key(key))
 
 
-RELEASED_CHECKED = set()  # the verified released copies check_released_data has read
+def find_released_scores():
+    """The released scores' local copy (fetched, or a mirror's) when one is there and matches its sha256, so that
+    the checks on its content run at start-up; a damaged copy is refused when a target needs it (pinned_entry)."""
+    if ("hanna", "scores") in VERIFIED:
+        return
+    pinned = SOURCES["hanna"]["files"]["scores"]["sha256"]
+    try:
+        local = local_copy(pinned_path("hanna", "scores"), mirrors("hanna"), pinned, RECORDED)
+    except InputError:
+        return
+    if local is not None:
+        VERIFIED[("hanna", "scores")] = local
 
 
 def check_released_data():
-    """Before any job, once the released scores are verified (at start-up when fetched already, else when a
-    target needs them: pinned_entry): their system names, the names config gives (reference system, metrics,
-    criteria), the memory of the configured resampling counts, and one warning line on absurd values (said at
-    the start of a run)."""
+    """Before any job, on the verified released scores: their system names, the names config gives (reference
+    system, metrics, criteria), the memory of the configured resampling counts, and one warning line on absurd
+    values (said at the start of a run)."""
     scores = VERIFIED.get(("hanna", "scores"))
-    if scores is None or scores in RELEASED_CHECKED:
-        return  # to be downloaded: the jobs check it
-    RELEASED_CHECKED.add(scores)
+    if scores is None:
+        return  # none local yet: the jobs check the file they fetch
     columns = startup_check(read_wide, scores)
     STARTUP_NOTES.append(startup_check(check_released, columns, str(scores), config, CONFIG_SOURCES))
     prompts = len(next(iter(next(iter(columns.values())).values())))
@@ -259,6 +267,7 @@ check_sources(
     ]
 )
 check_local_tables()
+find_released_scores()
 check_metric_names()
 check_released_data()
 USE_ANNOTATIONS = annotations_available()
