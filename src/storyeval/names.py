@@ -126,8 +126,7 @@ def check_released(columns: Mapping[str, Mapping[str, np.ndarray]], path: str, c
     released = set(registry["slug"]) | set(registry["label"])
     for key, names in metric_lists(config).items():
         for name in names:
-            slug = name if name in set(registry["slug"]) else slugify(name)
-            if name not in released and slug not in COMPUTED_ONLY:
+            if name not in released and slugify(name) not in COMPUTED_ONLY:
                 raise sources.refuse(key, f"metric {name!r} is not in {path}, whose metrics are "
                                      f"{', '.join(registry['label'])}",
                                      "restore the released file (its pinned sha256), or remove the name")
@@ -138,13 +137,12 @@ def check_released(columns: Mapping[str, Mapping[str, np.ndarray]], path: str, c
 
 def metric_lists(config: Mapping) -> dict[str, list[str]]:
     """The config lists that name metrics, by key."""
-    lists = {
+    return {
         "figures.representative_metrics": config["figures"]["representative_metrics"],
         "stats.topk.metrics": config["stats"]["topk"]["metrics"],
         "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
         "reanalysis.top_k_metrics": config["reanalysis"]["top_k_metrics"] or [],
     }
-    return lists
 
 
 def criteria_of(config: Mapping) -> list[str]:
