@@ -18,6 +18,7 @@ from storyeval.data.csvfile import read_csv_strings
 from storyeval.data.fetch import local_copy
 from storyeval.data.hanna import read_released_scores, released_registry
 from storyeval.data.recorded import record_checksum
+from storyeval.datasets import metric_names
 from storyeval.errors import InputError
 from storyeval.pickles import load_restricted
 from storyeval.text.datasets import load_hanna_llm
@@ -176,6 +177,8 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     update_config(config, overrides or {})
     validate(config, str(SCHEMA))
+    for name, entry in config["datasets"].items():  # `metrics: all`, as the workflow expands it at start-up
+        entry["metrics"] = metric_names(entry, name)
     for dotted, value in changes.items():
         node = config
         *parents, last = dotted.split(".")

@@ -165,17 +165,14 @@ def check_metric_names():
 
 
 def find_released_scores():
-    """The released scores' local copy (fetched, or a mirror's) when one is there and matches its sha256, so that
-    the checks on its content run at start-up; a damaged copy is refused when a target needs it (pinned_entry)."""
-    if ("hanna", "scores") in VERIFIED:
-        return
-    pinned = SOURCES["hanna"]["files"]["scores"]["sha256"]
-    try:
-        local = local_copy(pinned_path("hanna", "scores"), mirrors("hanna"), pinned, RECORDED)
-    except InputError:
-        return
-    if local is not None:
-        VERIFIED[("hanna", "scores")] = local
+    """The released scores' local copy (fetched, or a mirror's), verified at start-up when there is one, so that
+    the checks on its content run before any job; a copy that does not match its sha256 stops the run here, in
+    one line (none at all: checked when a target needs the file, pinned_entry)."""
+    if ("hanna", "scores") not in VERIFIED:
+        pinned = SOURCES["hanna"]["files"]["scores"]["sha256"]
+        local = startup_check(local_copy, pinned_path("hanna", "scores"), mirrors("hanna"), pinned, RECORDED)
+        if local is not None:
+            VERIFIED[("hanna", "scores")] = local
 
 
 def check_released_data():
