@@ -49,7 +49,10 @@ def check_cells(frame, label: str, names: Iterable[str] = (),
         if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
             continue
         limit, what = (MAX_NAME, "a name") if column in names else (MAX_FIELD, "a cell")
-        lengths = values.map(lambda value: len(value) if isinstance(value, str) else 0).to_numpy(dtype=np.int64)
+        try:  # vectorised; cells that are not strings (a JSONL number) count as 0
+            lengths = values.str.len().fillna(0).to_numpy(dtype=np.int64)
+        except AttributeError:  # an object column without strings
+            continue
         over = np.flatnonzero(lengths > limit)
         if over.size:
             raise InputError(f"{label}: {lengths[over[0]]:,} characters in column {str(column)[:40]!r}, data row "
