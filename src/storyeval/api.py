@@ -34,11 +34,57 @@ import pandas as pd
 from storyeval.analysis import correlation_table
 from storyeval.data.scoreset import Cube, build_cube
 from storyeval.errors import InputError
+from storyeval.limits import check_text
 from storyeval.metrics import catalog
 from storyeval.stats.correlation import COEFFICIENTS, LEVELS
 from storyeval.text.datasets import finish, prompt_ids
 
 Texts = Sequence[str] | pd.Series
+
+
+def text_list(values: object, what: str, name: str) -> list[str]:
+    """`values` as a list of texts: a list, tuple or Series of str, each within storyeval.limits' text limit.
+    A bare string would be a sequence of one-character texts: refused, as is anything not a sequence of str."""
+    plural = f"{what}s" if what != "story" else "stories"
+    if isinstance(values, (str, bytes)):
+        raise InputError(f"{name}: {plural} is one {type(values).__name__}, not a list (a string would be read as "
+                         f"{len(values)} one-character {plural}); fix: pass a list of {plural}, e.g. [text]")
+    if not isinstance(values, (list, tuple, pd.Series)):
+        raise InputError(f"{name}: {plural} is {type(values).__name__}; fix: pass a list of {plural} (str)")
+    values = list(values)
+    for index, value in enumerate(values):
+        if not isinstance(value, str):
+            raise InputError(f"{name}: {what} {index} is {type(value).__name__}, not str; fix: pass a list of "
+                             f"{plural} (str; decode bytes first)")
+        check_text(value, f"{name}: {what} {index}", "shorten it")
+    return values
+
+
+def id_list(values: object, count: int, what: str, name: str) -> list:
+    """Story ids, prompt ids or systems: one per story, not a bare string."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple, pd.Series, pd.Index, np.ndarray)):
+        raise InputError(f"{name}: {what} is {type(values).__name__}; fix: pass a list of {what}, one per story")
+    values = list(values)
+    if len(values) != count:
+        raise InputError(f"{name}: {len(values)} {what} for {count} stories; fix: pass one per story")
+    return values
+
+
+def finite_frame(frame: object, what: str, name: str) -> pd.DataFrame:
+    """A story x column frame of finite numbers (a NaN or infinity would be dropped or dominate silently)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise InputError(f"{name}: {what} is {type(frame).__name__}, not a DataFrame; fix: pass a story x "
+                         f"{'metric' if what == 'scores' else 'criterion'} DataFrame (as score() returns)")
+    if frame.empty:
+        raise InputError(f"{name}: {what} has no rows or no columns; fix: pass at least one story and column")
+    values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    bad = np.argwhere(~np.isfinite(values))
+    if bad.size:
+        row, column = bad[0]
+        raise InputError(f"{name}: {what} holds {str(frame.iat[row, column])[:40]} (not a finite number) in column "
+                         f"{frame.columns[column]!r}, story {frame.index[row]!r} ({len(bad)} such cells); fix: "
+                         "drop those stories or columns, or give finite numbers")
+    return frame
 
 
 def texts_table(stories: Texts, *, references: Texts | None = None, prompts: Texts | None = None,
@@ -52,11 +98,13 @@ def texts_table(stories: Texts, *, references: Texts | None = None, prompts: Tex
       story_id  prompt_id                story
     0        0          0  Once upon a time.
     """
-    stories = list(stories)
-    ids = [str(k) for k in range(len(stories))] if story_ids is None else list(story_ids)
+    stories = text_list(stories, "story", name)
+    ids = [str(k) for k in range(len(stories))] if story_ids is None else id_list(story_ids, len(stories),
+                                                                                   "story_ids", name)
     columns = {"story_id": ids, "story": stories}
     for column, values in (("reference", references), ("prompt", prompts), ("system", systems)):
-        columns[column] = [None] * len(stories) if values is None else list(values)
+        columns[column] = [None] * len(stories) if values is None else (
+            id_list(values, len(stories), "systems", name) if column == "system" else text_list(values, column, name))
         if len(columns[column]) != len(stories):
             raise InputError(f"{name}: {len(columns[column])} {column}s for {len(stories)} stories; "
                              f"fix: pass one {column} per story")
@@ -94,7 +142,17 @@ def score(metric: str, stories: Texts, *, references: Texts | None = None, promp
     story_id
     0              0.6        0.4
     """
+    if not isinstance(metric, str):
+        raise InputError(f"score: metric is {type(metric).__name__}; fix: name it, one of {', '.join(catalog.CATALOG)}")
     entry = catalog.entry(metric)
+    accepted = catalog.parameters(metric) - {entry.resource[0] if entry.resource else None, "device"}
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise InputError(f"score: {metric} has no parameter {unknown[0]!r}; fix: use {', '.join(sorted(accepted))}"
+                         f"{'' if entry.resource is None else ', model= and device='}")
+    for keyword, value in (("model", model), ("device", device)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"score: {keyword} is {type(value).__name__}; fix: pass a str (a path, or e.g. 'cpu')")
     texts = texts_table(stories, references=references, prompts=prompts, story_ids=story_ids, name=metric)
     if entry.resource is None:
         if model is not None:
@@ -144,6 +202,15 @@ def correlations(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, pro
     1   story  bleu  Coherence  0.727  2
     4  system  bleu  Coherence  0.962  3
     """
+    scores = finite_frame(scores, "scores", "correlations")
+    if human is not None:
+        human = finite_frame(human, "human", "correlations")
+    for what, values in (("prompts", prompts), ("systems", systems)):
+        if values is not None:
+            id_list(values, len(scores), what, "correlations")
+    for what, values, allowed in (("levels", levels, list(LEVELS)), ("coefficients", coefficients, COEFFICIENTS)):
+        if values is not None and (isinstance(values, str) or not set(values) <= set(allowed)):
+            raise InputError(f"correlations: {what} {values!r}; fix: pass a list of {', '.join(allowed)}")
     if human is not None and not human.index.equals(scores.index):
         raise InputError("correlations: the human ratings and the scores have different story ids; "
                          "fix: give both frames the same index, in the same order")

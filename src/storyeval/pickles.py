@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import reprlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,6 +22,16 @@ PLAIN_TYPES = {"list": list, "tuple": tuple, "dict": dict, "str": str, "int": in
 # Python 3 names, and Python 2's (protocols 0-2 of Python 2)
 PLAIN = {(module, name): value for module in ("builtins", "__builtin__") for name, value in PLAIN_TYPES.items()}
 MAX_DEPTH = 100  # the released files nest 3 deep; Python's repr and == recurse once per level
+
+
+SHORT = reprlib.Repr()
+SHORT.maxlevel, SHORT.maxstring, SHORT.maxother = 2, 40, 40
+
+
+def brief(value: object, width: int = 60) -> str:
+    """A loaded value shown in an error: `str` of a structure of shared references grows with its paths (40
+    levels of 10 references to one list: 10**40 characters); this stops at two levels and a few items."""
+    return SHORT.repr(value)[:width]
 
 
 class RestrictedUnpickler(pickle.Unpickler):
@@ -71,14 +82,40 @@ def load_restricted(path: str | Path, allowed: Mapping[tuple[str, str], object] 
 
 
 def check_depth(value: object, source: str) -> None:
-    """Refuse containers nested deeper than MAX_DEPTH (walked without recursion)."""
+    """Refuse containers nested deeper than MAX_DEPTH, or containing themselves. Each container is visited once
+    (its height memoised by identity), so a pickle of shared references costs its size, not its paths."""
     top = list(value.values()) if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else []
-    pending = [(child, 2, index) for index, child in enumerate(top)]
+    for index, child in enumerate(top):
+        if container_height(child, {}, source, index) + 1 > MAX_DEPTH:
+            raise InputError(f"{source}: containers nested deeper than {MAX_DEPTH} levels, in top-level item "
+                             f"{index}; fix: fetch the released file again")
+
+
+def container_height(value: object, heights: dict[int, int], source: str, index: int) -> int:
+    """Levels of containers from `value` down (0 for a leaf), without recursion; `heights` memoises by id."""
+    if not isinstance(value, (list, tuple, dict)):
+        return 0
+    open_ = set()  # containers whose children are still being measured: meeting one again is a cycle
+    pending = [value]
     while pending:
-        item, depth, index = pending.pop()
-        if isinstance(item, (list, tuple, dict)):
-            if depth > MAX_DEPTH:
-                raise InputError(f"{source}: containers nested deeper than {MAX_DEPTH} levels, in top-level item "
-                                 f"{index}; fix: fetch the released file again")
-            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
-            pending += [(child, depth + 1, index) for child in children]
+        item = pending[-1]
+        key = id(item)
+        if key in heights:
+            pending.pop()
+            continue
+        children = [c for c in ([*item.keys(), *item.values()] if isinstance(item, dict) else item)
+                    if isinstance(c, (list, tuple, dict))]
+        unmeasured = [c for c in children if id(c) not in heights]
+        if key not in open_:
+            open_.add(key)
+            if any(id(c) in open_ for c in unmeasured):
+                raise InputError(f"{source}: a container holds itself, in top-level item {index}; "
+                                 "fix: fetch the released file again")
+            pending += unmeasured
+            continue
+        pending.pop()
+        open_.discard(key)
+        heights[key] = 1 + max((heights[id(c)] for c in children), default=0)
+        if heights[key] > MAX_DEPTH:  # stop early: a deep chain need not be walked to its end
+            return heights[key]
+    return heights[id(value)]

@@ -24,11 +24,13 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import pandas as pd
 
 from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, sha256sum, verify
-from storyeval.data.hanna import released_registry
+from storyeval.data.hanna import read_wide, released_registry
 from storyeval.data.registry import resolve_metrics
 from storyeval.config import ConfigSources, check_config, check_consistency
 from storyeval.datasets import RELEASED, describe, metric_names
 from storyeval.errors import InputError
+from storyeval.limits import check_draws
+from storyeval.names import check_path_names, check_released
 from storyeval.metrics import catalog
 from storyeval.plots.pages import figure_labels, table_labels
 from storyeval import plan
@@ -53,6 +55,7 @@ validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
 for _name, _entry in config["datasets"].items():  # `metrics: all` -> the catalog's metrics the texts allow
     _entry["metrics"] = startup_check(metric_names, _entry, _name)
 startup_check(check_consistency, config, CONFIG_SOURCES)
+startup_check(check_path_names, config, CONFIG_SOURCES)
 
 
 def config_key(key):
@@ -162,6 +165,33 @@ def check_metric_names():
         startup_check(resolve_metrics, names, registry, config_key(key))
 
 
+def find_released_scores():
+    """The released scores' local copy (fetched, or a mirror's), verified at start-up when there is one, so that
+    the checks on its content run before any job; a copy that does not match its sha256 stops the run here, in
+    one line (none at all: checked when a target needs the file, pinned_entry)."""
+    if ("hanna", "scores") not in VERIFIED:
+        pinned = SOURCES["hanna"]["files"]["scores"]["sha256"]
+        local = startup_check(local_copy, pinned_path("hanna", "scores"), mirrors("hanna"), pinned, RECORDED)
+        if local is not None:
+            VERIFIED[("hanna", "scores")] = local
+
+
+def check_released_data():
+    """Before any job, on the verified released scores: their system names, the names config gives (reference
+    system, metrics, criteria), the memory of the configured resampling counts, and one warning line on absurd
+    values (said at the start of a run)."""
+    scores = VERIFIED.get(("hanna", "scores"))
+    if scores is None:
+        return  # none local yet: the jobs check the file they fetch
+    columns = startup_check(read_wide, scores)
+    STARTUP_NOTES.append(startup_check(check_released, columns, str(scores), config, CONFIG_SOURCES))
+    prompts = len(next(iter(next(iter(columns.values())).values())))
+    shape = (prompts, len(next(iter(columns.values()))), len(columns))  # criteria and metrics
+    for key in ("stats.n_resamples", "meta.n_permutations", "meta.n_resamples"):
+        section, name = key.split(".")
+        startup_check(check_draws, config[section][name], *shape, config_key(key))
+
+
 def check_local_tables():
     """Before any job: each dataset read from a local path exists and matches its sha256."""
     for name, dataset in config["datasets"].items():
@@ -235,7 +265,9 @@ check_sources(
     ]
 )
 check_local_tables()
+find_released_scores()
 check_metric_names()
+check_released_data()
 USE_ANNOTATIONS = annotations_available()
 TEXT_DATASETS = [name for name in config["datasets"] if name != "hanna" or USE_ANNOTATIONS]
 dataset_notes()

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.limits import check_cells, check_lines
 
 REFETCH = "fetch the released file again (delete the copy; the workflow fetches it from a mirror or the pinned URL)"
 
@@ -31,14 +32,19 @@ def decode_utf8(raw: bytes, label: str, fix: str = REFETCH) -> str:
         ) from error
 
 
-def read_csv_strings(path: str | Path, label: str | None = None, numbers: Iterable[str] = ()) -> pd.DataFrame:
+def read_csv_strings(path: str | Path, label: str | None = None, numbers: Iterable[str] = (),
+                     names: Iterable[str] = ()) -> pd.DataFrame:
     """Every cell of the CSV `path` as a string (no NA conversion), except the columns `numbers`, which must
     hold finite numbers; `label` starts each error (default: the path).
 
-    Refused: an empty file, bytes that are not UTF-8, a file pandas cannot tokenise (e.g. truncated inside a
-    quoted field), a header without data rows, and a missing or non-finite number."""
+    Refused: an empty file, bytes that are not UTF-8, a line or a cell over its size limit (storyeval.limits;
+    `names`: columns whose cells are names), a file pandas cannot tokenise (e.g. truncated inside a quoted
+    field), a header without data rows, and a missing or non-finite number."""
     label = label or str(path)
-    text = decode_utf8(Path(path).read_bytes(), label, "re-save the file as UTF-8 or fetch the released file again")
+    raw = Path(path).read_bytes()
+    check_lines(raw, label, REFETCH)
+    text = decode_utf8(raw, label, "re-save the file as UTF-8 or fetch the released file again")
+    del raw
     try:
         frame = pd.read_csv(StringIO(text), dtype=str, keep_default_na=False)
     except pd.errors.ParserError as error:
@@ -48,6 +54,7 @@ def read_csv_strings(path: str | Path, label: str | None = None, numbers: Iterab
         ) from error
     if frame.empty:
         raise InputError(f"{label}: a header and no data rows, line 2; fix: {REFETCH}")
+    check_cells(frame, label, names, REFETCH)
     for column in numbers:
         if column not in frame.columns:
             raise InputError(f"{label}: no column {column!r}, line 1 (the header); fix: {REFETCH}")

@@ -18,6 +18,7 @@ from storyeval.criteria import CODES, CRITERIA
 from storyeval.data.csvfile import REFETCH, decode_utf8, read_csv_strings
 from storyeval.data.registry import build_registry, is_metric_label, slugify
 from storyeval.errors import InputError
+from storyeval.limits import MAX_LINE, check_lines
 
 SYSTEM_COLUMN = "Model"
 RATER_PATTERN = re.compile(r"^Human (?P<rater>\d+) (?P<code>RE|CH|EM|SU|EG|CX)$")
@@ -73,7 +74,7 @@ def parse_cell(cell: object, source: str, column: str, system: str) -> np.ndarra
 
 def read_wide(path: str | Path) -> dict[str, dict[str, np.ndarray]]:
     """{column: {system: values per prompt}} with every list of the same length."""
-    frame = read_csv_strings(path)
+    frame = read_csv_strings(path, names=[SYSTEM_COLUMN])
     source = str(path)
     if SYSTEM_COLUMN not in frame.columns:
         raise InputError(f"{source}: no {SYSTEM_COLUMN!r} column; fix: use HANNA's released score file")
@@ -133,7 +134,9 @@ def released_registry(path: str | Path) -> pd.DataFrame:
     """The metric registry from the header line of a released score file alone (read at workflow start-up,
     after the file's checksum, so a damaged file is reported as such rather than as an odd header)."""
     with open(path, "rb") as handle:
-        header = next(csv.reader([decode_utf8(handle.readline(), str(path))]))
+        line = handle.readline(MAX_LINE + 1)
+    check_lines(line, str(path), REFETCH)
+    header = next(csv.reader([decode_utf8(line, str(path))]))
     return build_registry([column for column in header if is_metric_label(column)], str(path))
 
 

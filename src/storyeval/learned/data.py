@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.pickles import load_restricted
+from storyeval.limits import check_text
+from storyeval.pickles import brief, load_restricted
 from storyeval.text.clean import clean_text
 
 # StoryER's dataset.py `aspect_string`: aspect id k (1..10) is ASPECTS[k - 1].
@@ -37,6 +38,7 @@ TRAIN, HELDOUT = "train", "heldout"
 
 
 def cleaned(text: str, where: str) -> str:
+    check_text(text, where, "use the released file")
     text = clean_text(text)
     if not text:
         raise InputError(f"{where} is empty after cleaning; fix: use the released file")
@@ -53,7 +55,7 @@ def load_pairs(path: str | Path) -> pd.DataFrame:
         if not (isinstance(item, (list, tuple)) and len(item) == 5 and all(isinstance(t, str) for t in item[:3])
                 and item[3] in (1, -1) and not isinstance(item[3], bool)):
             raise InputError(
-                f"{path}: item {index} is not [prompt, story, story, target 1 or -1, margin]: {str(item)[:80]!r}"
+                f"{path}: item {index} is not [prompt, story, story, target 1 or -1, margin]: {brief(item, 80)}"
             )
         prompt, first, second, target = item[0], item[1], item[2], item[3]
         high, low = (first, second) if target == 1 else (second, first)

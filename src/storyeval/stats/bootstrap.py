@@ -23,6 +23,7 @@ import pandas as pd
 from sklearn.metrics import f1_score
 
 from storyeval.errors import InputError
+from storyeval.limits import check_draws
 from storyeval.stats.resampling import prompt_resamples, resample_counts
 
 DIRECTIONS = ("higher", "lower")
@@ -47,6 +48,7 @@ def pairwise_labels(values: np.ndarray, n_resamples: int = 1000, seed: int = 0, 
             f"pairwise_labels: confidence {confidence} must lie in (0.5, 1] and n_resamples {n_resamples} >= 1"
         )
     n_prompts, n_systems, n_columns = values.shape
+    check_draws(n_resamples, n_prompts, n_systems, n_columns, "stats.n_resamples")
     counts = resample_counts(prompt_resamples(n_prompts, n_resamples, seed), n_prompts)
     # All resampled means at once: [B, P] @ [P, S*K] instead of a loop over resamples.
     means = (counts @ values.reshape(n_prompts, -1) / n_prompts).reshape(n_resamples, n_systems, n_columns)

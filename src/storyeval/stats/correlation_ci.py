@@ -23,6 +23,7 @@ import pandas as pd
 
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
+from storyeval.limits import check_draws
 from storyeval.stats.correlation import correlate, merge_float_ties
 from storyeval.stats.resampling import prompt_resamples, resample_counts
 
@@ -59,6 +60,8 @@ def correlation_intervals(human: Cube, metrics: Cube, levels: list[str], coeffic
     unknown = [level for level in levels if level not in RESAMPLED]
     if unknown:
         raise InputError(f"bootstrap: unknown levels {unknown}; fix: use {sorted(RESAMPLED)}")
+    check_draws(n_resamples, len(human.prompts), len(human.systems), len(metrics.names) + len(human.names),
+                "stats.n_resamples")
     counts = resample_counts(prompt_resamples(len(human.prompts), n_resamples, seed), len(human.prompts))
     grid_x, grid_y = np.meshgrid(metrics.names, human.names, indexing="ij")
     frames = []

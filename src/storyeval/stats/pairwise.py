@@ -23,6 +23,7 @@ import pandas as pd
 
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
+from storyeval.limits import check_draws
 from storyeval.stats.bootstrap import TIE_RTOL, system_pairs
 from storyeval.stats.correlation import merge_float_ties
 
@@ -59,6 +60,7 @@ def pairwise_pvalues(values: np.ndarray, n_permutations: int = 1000, seed: int =
     if n_permutations < 1:
         raise InputError(f"pairwise_pvalues: need >= 1 permutation, got {n_permutations}")
     prompts, systems, columns = values.shape
+    check_draws(n_permutations, prompts, systems, columns, "meta.n_permutations")
     flips = np.where(np.random.default_rng(seed).random((n_permutations, prompts)) < 0.5, -1.0, 1.0)
     # The summed difference of i and j after flips f is f @ (x_i - x_j): one product for every system at once.
     partial = (flips @ values.reshape(prompts, -1)).reshape(n_permutations, systems, columns)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from io import StringIO
+from io import BytesIO, StringIO
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +21,9 @@ from storyeval.criteria import CRITERIA
 from storyeval.data.csvfile import decode_utf8, read_csv_strings
 from storyeval.data.hanna import story_id
 from storyeval.errors import InputError
-from storyeval.pickles import load_restricted
+from storyeval.limits import check_cells, check_lines, check_text
+from storyeval.names import check_labels
+from storyeval.pickles import brief, load_restricted
 from storyeval.text import layouts
 from storyeval.text.clean import clean_text
 
@@ -30,6 +32,7 @@ HUMAN = "Human"
 LLM_COLUMNS = ["Prompt", "Human", "Story", "Model"]
 # hanna_stories_annotations.csv, one row per (story, rater); README of dig-team/hanna-benchmark-asg.
 ANNOTATION_COLUMNS = ["Story ID", "Prompt", "Human", "Story", "Model", *CRITERIA, "Worker ID"]
+NAME_COLUMNS = ["Model", "Story ID", "Worker ID"]  # part of story ids or output rows: at most limits.MAX_NAME
 STORYER_CRITERION = "Overall"  # StoryER's averaged human preference score in [0, 1] (8 raters)
 TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}  # the user's own file
 
@@ -44,7 +47,7 @@ class TextDataset:
 
 def read_utf8_csv(path: str | Path, name: str) -> pd.DataFrame:
     """Read a CSV of strings; an empty, non-UTF-8, damaged or header-only file is one InputError."""
-    return read_csv_strings(path, f"dataset {name}: {path}")
+    return read_csv_strings(path, f"dataset {name}: {path}", names=NAME_COLUMNS)
 
 
 def require_columns(frame: pd.DataFrame, columns: list[str], name: str, path: str | Path) -> None:
@@ -96,6 +99,8 @@ def load_hanna_llm(path: str | Path, name: str = "hanna-llm") -> TextDataset:
     """hanna_llm_stories.csv: the 96 human stories (system "Human", story = reference) and six LLMs' stories."""
     frame = read_utf8_csv(path, name)
     require_columns(frame, LLM_COLUMNS, name, path)
+    check_labels(pd.unique(frame["Model"]), "system", "column 'Model'", source=f"dataset {name}: {path}",
+                 into="story ids")
     frame["prompt_id"] = prompt_ids(frame["Prompt"])
     humans = single_reference(frame, name, path)
     prompts = frame.groupby("prompt_id")["Prompt"].first()
@@ -130,6 +135,8 @@ def load_hanna_annotations(path: str | Path, name: str = "hanna") -> TextDataset
     """
     frame = read_utf8_csv(path, name)
     require_columns(frame, ANNOTATION_COLUMNS, name, path)
+    check_labels(pd.unique(frame["Model"]), "system", "column 'Model'", source=f"dataset {name}: {path}",
+                 into="story ids")
     try:
         number = frame["Story ID"].astype("int64")
         ratings = frame[CRITERIA].astype("float64")
@@ -176,7 +183,10 @@ def load_storyer(path: str | Path, name: str) -> TextDataset:
             and isinstance(item[1], (int, float))
             and not isinstance(item[1], bool)
         ):
-            raise InputError(f"dataset {name}: {path} item {index} is not a (story, score) pair: {str(item)[:60]!r}")
+            raise InputError(f"dataset {name}: {path} item {index} is not a (story, score) pair: {brief(item)}; "
+                             "fix: use the released file")
+    for index, (story, _) in enumerate(items):
+        check_text(story, f"dataset {name}: {path} item {index}", "use the released file")
     ids = [f"{name}-{index:03d}" for index in range(len(items))]
     absent = pd.Series([np.nan] * len(items), dtype="str")
     texts = pd.DataFrame(
@@ -205,9 +215,20 @@ def table_format(path: str | Path, file_format: str | None) -> str:
 
 
 def read_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFrame:
-    """A user's CSV, TSV, JSONL or Parquet file as a frame; an unreadable file is one InputError."""
+    """A user's CSV, TSV, JSONL or Parquet file as a frame; an unreadable file, or a line or cell over its size
+    limit (storyeval.limits), is one InputError."""
+    frame = parse_table_file(path, file_format, label)
+    check_cells(frame, label)
+    return frame
+
+
+def parse_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFrame:
+    raw = None if file_format == "parquet" else Path(path).read_bytes()
+    if raw is not None:
+        check_lines(raw, label)
     if file_format in ("csv", "tsv"):
-        text = decode_utf8(Path(path).read_bytes(), label, "re-save the file as UTF-8")
+        text = decode_utf8(raw, label, "re-save the file as UTF-8")
+        del raw
         try:
             return pd.read_csv(
                 StringIO(text), sep="\t" if file_format == "tsv" else ",", dtype=str, keep_default_na=False
@@ -219,7 +240,7 @@ def read_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFr
             ) from error
     try:
         if file_format == "jsonl":
-            return pd.read_json(path, lines=True, dtype=False)
+            return pd.read_json(BytesIO(raw), lines=True, dtype=False)
         return pd.read_parquet(path)
     except (ValueError, OSError) as error:
         raise InputError(
