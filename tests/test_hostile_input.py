@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from test_bad_input import default_config, edit_cell
+from test_bad_input import default_config, edit_cell, one_line
 
 from storyeval.api import correlations, score
 from storyeval.config import ConfigSources
@@ -30,15 +30,6 @@ from storyeval.pickles import load_restricted
 from storyeval.text.datasets import load_storyer, read_table_file
 
 from workflow_helpers import copy_mirror, make_workdir, run_snakemake
-
-
-def one_line(error: pytest.ExceptionInfo, *pieces: str) -> str:
-    message = str(error.value)
-    assert "\n" not in message and re.fullmatch(r"\S.*: .+; fix: .+", message), message
-    for piece in pieces:
-        assert piece in message, message
-    return message
-
 
 # Pickles: each shared container is checked once, so references shared at every level cost the pickle's size.
 
