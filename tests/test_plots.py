@@ -422,3 +422,21 @@ def test_correlation_matrix_orders_and_labels_each_kind(hanna):
     assert list(metrics.index) == labels == list(metrics.columns) and np.allclose(np.diag(metrics), 1.0)
     criteria = correlation_matrix(table, "criteria", "story", "kendall", registry)
     assert list(criteria.index) == CRITERIA == list(criteria.columns)
+
+
+@pytest.mark.parametrize("kind", ["metric_criterion", "metric_metric"])
+def test_a_degenerate_release_is_marked_in_every_heatmap_that_shows_it(hanna, kind):
+    """The † that the tables, captions and landing page explain is on the heatmap's own axis labels."""
+    from storyeval.plots.heatmaps import correlation_matrix
+
+    table = correlation_table(hanna["human"], hanna["metrics"], ["story"], ["kendall"])
+    registry = hanna["released"].registry
+    shown = correlation_matrix(table, kind, "story", "kendall", registry)
+    figure = correlation_heatmap(shown, kind, lower_triangle=kind == "metric_metric",
+                                 average_row=kind == "metric_criterion")
+    axes = figure.axes[0]
+    for labels in ([axes.get_xticklabels()] + [axes.get_yticklabels()] * (kind == "metric_metric")):
+        marked = [label.get_text() for label in labels if "†" in label.get_text()]
+        assert marked == ["BaryScore-SD-0.001†"]
+    subset = correlation_matrix(table, kind, "story", "kendall", registry, ["chrf", "bleu"])
+    assert not any("†" in str(label) for label in [*subset.index, *subset.columns])

@@ -4,7 +4,7 @@ import time
 from functools import cache
 
 from storyeval.criteria import ordered_criteria
-from storyeval.data.registry import present_metrics, resolve_metrics
+from storyeval.data.registry import marked_labels, present_metrics, resolve_metrics
 from storyeval.io import log_to, read_table
 from storyeval.plots.base import save_figure
 from storyeval.plots.heatmaps import (
@@ -56,7 +56,8 @@ def metric_order(spec):
 
 
 def labels():
-    return dict(zip(registry()["slug"], registry()["label"]))
+    """slug -> the label a figure shows (a degenerate release marked †)."""
+    return marked_labels(registry())
 
 
 def heatmap(spec):

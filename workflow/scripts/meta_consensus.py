@@ -3,6 +3,7 @@ family as a table for people."""
 
 import pandas as pd
 
+from storyeval.data.registry import marked
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots.pages import write_table_page
 from storyeval.stats.meta import best_consensus, consensus_tables
@@ -10,7 +11,7 @@ from storyeval.stats.meta import best_consensus, consensus_tables
 log = log_to(snakemake.log[0])
 out, p = snakemake.output, snakemake.params
 correlations = read_table(snakemake.input.correlations, ["grouping", "coefficient", "metric", "criterion", "r"])
-registry = read_table(snakemake.input.registry, ["slug", "label", "family"])
+registry = marked(read_table(snakemake.input.registry, ["slug", "label", "family"]))
 if "judge_registry" in snakemake.input.keys():
     judges = read_table(snakemake.input.judge_registry, ["slug", "label", "family", "judge", "criterion", "task"])
     registry = pd.concat([registry, judges], ignore_index=True)

@@ -15,8 +15,16 @@ from storyeval.errors import InputError
 
 REFERENCE_MARKERS = {"Ξ": "based", "¤": "free"}
 FAMILY_MARKERS = {"§": "string", "ε": "embedding", "Δ": "model"}
-# The plain-Sinkhorn release of this column underflowed (values 1e-56..1e-9): flag it.
+# The plain-Sinkhorn release of this column underflowed: flagged, its label marked † wherever it is shown.
 DEGENERATE_RELEASED = {"BaryScore-SD-0.001"}
+# Its smallest and largest released value over the generated stories, which every analysis compares (a human
+# story's reach 1.9e-5; the analyses leave them out). tests/test_hanna_data.py reads them from the release.
+DEGENERATE_RANGE = (1.2e-178, 1.1e-9)
+DEGENERATE_MARK = "†"
+DEGENERATE_NOTE = (
+    f"{DEGENERATE_MARK} released values degenerate (plain Sinkhorn underflow: {DEGENERATE_RANGE[0]:.2g} to "
+    f"{DEGENERATE_RANGE[1]:.2g} over the generated stories): numerical noise, not a measurement"
+)
 
 LABEL_PATTERN = re.compile(r"^(?P<name>\S(?:.*\S)?) (?P<ref>[Ξ¤])(?P<family>[§εΔ])$")
 REGISTRY_COLUMNS = ["slug", "label", "column", "reference", "family", "direction", "degenerate_release", "order"]
@@ -62,6 +70,19 @@ def build_registry(columns: list[str], source: str = "<labels>") -> pd.DataFrame
     if not duplicated.empty:
         raise InputError(f"{source}: two metric columns share the slug {duplicated.iloc[0]!r}; fix: rename one")
     return registry
+
+
+def marked(registry: pd.DataFrame) -> pd.DataFrame:
+    """The registry with each degenerate release's label marked †: how figures and tables name it."""
+    if "degenerate_release" not in registry:
+        return registry
+    flagged = registry["degenerate_release"].astype(bool)
+    return registry.assign(label=registry["label"].where(~flagged, registry["label"] + DEGENERATE_MARK))
+
+
+def marked_labels(registry: pd.DataFrame) -> dict[str, str]:
+    """slug -> display label, a degenerate release's marked †."""
+    return dict(zip(registry["slug"], marked(registry)["label"]))
 
 
 def present_metrics(names: list[str], registry: pd.DataFrame) -> tuple[list[str], list[str]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from storyeval.data.registry import DEGENERATE_NOTE
 from storyeval.io import _atomic
 
 # 5 pt cell numbers are 10 screen pixels tall at 150 px per inch: readable without zooming.
@@ -55,7 +56,7 @@ TABLES = {  # name -> (number or name in the papers, title of the table)
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
     "computation_times": ("Tab. 2 (Houairi & Thiounn)", "Computation time per metric job, in total and per story"),
 }
-DEGENERATE = "† released values degenerate (plain Sinkhorn underflow, 1e-56..1e-9): numerical noise"
+DEGENERATE = DEGENERATE_NOTE
 STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
 p { max-width: 60em; } img { display: block; margin-top: 8px; }
 table { border-collapse: collapse; font-size: 13px; }
