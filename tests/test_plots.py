@@ -440,3 +440,19 @@ def test_a_degenerate_release_is_marked_in_every_heatmap_that_shows_it(hanna, ki
         assert marked == ["BaryScore-SD-0.001†"]
     subset = correlation_matrix(table, kind, "story", "kendall", registry, ["chrf", "bleu"])
     assert not any("†" in str(label) for label in [*subset.index, *subset.columns])
+
+
+def test_meta_best_labels_lie_inside_the_png(tmp_path):
+    """The layout is measured at the PNG's resolution: no label loses its first letters at the page's edge."""
+    from PIL import Image
+
+    from storyeval.plots.meta import best_agreement
+
+    rows = [{"grouping": grouping, "criterion": criterion, "kind": kind, "label": f"OrcaPlatypus AVG (task {k})",
+             "r": 0.3 - 0.01 * k, "ci_low": 0.2 - 0.01 * k, "ci_high": 0.4, "rank": 1 + (k > 2)}
+            for grouping in ("none", "item", "system") for criterion in CRITERIA[:2]
+            for kind in ("metric", "LLM judge") for k in range(5)]
+    figure = best_agreement(pd.DataFrame(rows), "pearson", dpi=200)
+    save_figure(figure, tmp_path / "meta.pdf", tmp_path / "meta.png", dpi=200)
+    grey = np.asarray(Image.open(tmp_path / "meta.png").convert("L"))
+    assert grey[:, :6].min() == 255 and grey[:, -6:].min() == 255
