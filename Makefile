@@ -39,10 +39,17 @@ lint: env
 	$(BIN)/ruff check .
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
-# The report reads the finished outputs: run the workflow first (nothing to do if it is complete).
-report: env
-	$(BIN)/snakemake --cores $(CORES)
-	$(BIN)/snakemake --report report.html
+# The report reads the finished outputs: run the workflow first (nothing to do if it is complete). With
+# DATASET=name (and the CONFIG that declares it): that dataset's outputs alone, in report-<name>.html.
+CONFIG ?=
+DATASET ?=
+REPORT_ARGS := $(if $(CONFIG),--configfile $(CONFIG)) $(if $(DATASET),-- dataset_$(DATASET))
+REPORT_FILE := $(if $(DATASET),report-$(DATASET).html,report.html)
+
+report:
+	@test -f $(STAMP) || { echo "no environment in $(VENV): run make env"; exit 1; }
+	$(BIN)/snakemake --cores $(CORES) $(REPORT_ARGS)
+	$(BIN)/snakemake --report $(REPORT_FILE) $(REPORT_ARGS)
 
 clean:
-	rm -rf results logs benchmarks .snakemake report.html
+	rm -rf results logs benchmarks .snakemake report.html report-*.html

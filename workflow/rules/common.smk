@@ -30,7 +30,7 @@ from storyeval.config import ConfigSources, check_config, check_consistency
 from storyeval.datasets import RELEASED, describe
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
-from storyeval.plots.pages import figure_labels, table_labels
+from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval.sources import module_sources
 
 
@@ -379,6 +379,11 @@ def report_page(base, name):
 
 def report_category(wildcards):
     return f"{wildcards.dataset}, {wildcards.scoreset} scores"
+
+
+def caption_file(name):
+    """A caption of the report (workflow/report/<name>.rst), as an input of the job whose page shows it."""
+    return str(Path(workflow.basedir) / "workflow/report" / f"{name}.rst")
 
 
 def report_entry(path, caption, subcategory, labels, category=report_category):

@@ -152,6 +152,7 @@ rule meta_best:
     input:
         intervals=expand(f"{META_BASE}/boot_both_{{grouping}}.csv", grouping=META["groupings"], allow_missing=True),
         clusters=expand(f"{META_BASE}/clusters_{{grouping}}.csv", grouping=META["groupings"], allow_missing=True),
+        caption=caption_file("meta_best"),
     output:
         csv="results/{dataset}/{scoreset}/tables/meta_best.csv",
         md="results/{dataset}/{scoreset}/tables/meta_best.md",
@@ -159,7 +160,7 @@ rule meta_best:
             report_page("results/{dataset}/{scoreset}", "meta_best_table"),
             "meta_best",
             "Tables",
-            {"Table": "Meta", "Shows": "best LLM judges and metrics per criterion and grouping"},
+            table_labels("meta_best_table"),
         ),
         pdf="results/{dataset}/{scoreset}/figures/meta_best.pdf",
         png="results/{dataset}/{scoreset}/figures/meta_best.png",
@@ -194,6 +195,7 @@ rule meta_best:
 rule meta_consensus:
     input:
         unpack(consensus_inputs),
+        caption=caption_file("meta_consensus"),
     output:
         consensus=f"{META_BASE}/consensus.csv",
         summary=f"{META_BASE}/consensus_summary.csv",
@@ -203,7 +205,7 @@ rule meta_consensus:
             report_page("results/{dataset}/{scoreset}", "meta_consensus_table"),
             "meta_consensus",
             "Tables",
-            {"Table": "Meta", "Shows": "Kemeny and Borda consensus of LLM judges and metrics"},
+            table_labels("meta_consensus_table"),
         ),
     log:
         "logs/meta_consensus/{dataset}/{scoreset}.log",
