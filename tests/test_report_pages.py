@@ -195,4 +195,29 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
     full = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"], "Tables": ["meta_best.html"]},
                               "Reproduction audit": {"Tables": ["audit.html"]}})
     assert "HANNA's authors released" in full and "which LLM judge" in full and "Reproduction audit:" in full
+    assert "computed scores category" not in full
+    both = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"]},
+                              "mine, computed scores": {"About": ["about.html"]}})
+    assert "computed scores category holds" in both and "Meta entries" not in both
     assert "1.2e-178 to 1.1e-9" in full and "1e-56" not in full
+
+
+def assert_pages_tell_the_truth(base: Path, wildcards: dict[str, str]) -> None:
+    """A run's report pages (results/<dataset>/<scoreset>): each shows its kind's caption, saves the very files
+    it names, and notes † where a figure shows a degenerate release."""
+    registry = pd.read_csv(base / "metrics.csv")
+    degenerate = registry["degenerate_release"].astype(bool).any()
+    pages = sorted((base / "report").glob("*.html"))
+    assert pages
+    for page in pages:
+        text, name = page.read_text(encoding="utf-8"), page.stem
+        assert '<p class="caption">' in text, name
+        files = linked(page)
+        if (base / "figures" / f"{name}.pdf").exists():
+            assert files == {f"{name}.pdf": (base / "figures" / f"{name}.pdf").read_bytes()}, name
+            kinds = ("_metric_", "bootstrap_f1", "williams")  # the figures of every metric, not of a subset
+            all_metrics = any(kind in name for kind in kinds) and not name.endswith("_subset")
+            assert (DEGENERATE in text) == (degenerate and all_metrics), name
+        if name in TABLE_CAPTIONS and (base / "tables" / f"{name}.csv").exists():
+            assert caption_html(REPORT / f"{TABLE_CAPTIONS[name]}.rst", wildcards) in text, name
+            assert files[f"{name}.csv"] == (base / "tables" / f"{name}.csv").read_bytes(), name
