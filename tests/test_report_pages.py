@@ -183,13 +183,14 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
                             "system": ["A", "B", "Human"] * 2})
     human = pd.DataFrame({"story_id": ["s0", "s1", "s3", "s4"], "criterion": ["Flow", "Wit", "Flow", "Wit"],
                           "score": [1.0, 2.0, 3.0, 4.0]})
-    ratings = pd.DataFrame({"story_id": ["s0", "s0"], "criterion": ["Flow", "Flow"], "rater": ["r1", "r2"],
-                            "rating": [1, 2]})
+    ratings = pd.DataFrame({"story_id": ["s0", "s0", "s1", "s1", "s3"], "criterion": ["Flow"] * 5,
+                            "rater": ["r1", "r2", "r2", "r3", "r1"], "rating": [1, 2, 3, 4, 5]})
     registry = pd.DataFrame({"slug": ["bleu", "chrf"], "label": ["BLEU", "chrF"], "family": ["string"] * 2})
     (tmp_path / "about.rst").write_text(about_text("mine", "computed", stories, human, ratings, registry, "Human"))
     own = landing(tmp_path, {"mine, computed scores": {"About": ["about.html"], "Tables": ["meta_best.html"]}})
     assert ("mine, computed scores. 6 stories written for 2 prompts by 2 systems (A, B) and the human reference. "
-            "4 of them are rated on 2 criteria (Flow, Wit) by 2 raters a story. 2 metric scores (2 string).") in own
+            "4 of them are rated on 2 criteria (Flow, Wit) by 3 raters, 1-2 a story. "
+            "2 metric scores (2 string).") in own
     assert "which metric agrees best" in own and "LLM judge" not in own
     assert "1,056" not in own and "HANNA's authors released" not in own and "audit" not in own
     full = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"], "Tables": ["meta_best.html"]},

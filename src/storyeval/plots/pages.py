@@ -258,9 +258,12 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
              + f" by {len(generated)} system{'s' * (len(generated) != 1)} ({_names(generated)}){reference}."]
     criteria = list(dict.fromkeys(human["criterion"])) if "criterion" in human else []
     if criteria:
-        raters = ratings["rater"].nunique() if "rater" in ratings and len(ratings) else 0
         rated = human["story_id"].nunique()
-        by = f"by {raters} rater{'s' * (raters != 1)} a story" if raters else "(one score a story, no per-rater rows)"
+        by = "(one score a story, no per-rater rows)"
+        if "rater" in ratings and len(ratings):
+            raters, each = ratings["rater"].nunique(), ratings.groupby("story_id")["rater"].nunique()
+            per = f"{each.min()}" if each.min() == each.max() else f"{each.min()}-{each.max()}"
+            by = f"by {raters} rater{'s' * (raters != 1)}, {per} a story"
         parts.append(f"{rated:,} of them are rated on {len(criteria)} criteria ({_names(criteria)}) {by}.")
     else:
         parts.append("No human ratings: the metrics are compared with each other, not with people.")
