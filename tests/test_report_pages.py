@@ -193,6 +193,9 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
             "2 metric scores (2 string).") in own
     assert "which metric agrees best" in own and "LLM judge" not in own
     assert "1,056" not in own and "HANNA's authors released" not in own and "audit" not in own
+    assert "†" not in own  # nothing here is marked
+    (tmp_path / "about.rst").write_text(about_text("hanna", "released", stories, human, ratings, registry.assign(
+        degenerate_release=[True, False]), "Human"))
     full = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"], "Tables": ["meta_best.html"]},
                               "Reproduction audit": {"Tables": ["audit.html"]}})
     assert "HANNA's authors released" in full and "which LLM judge" in full and "Reproduction audit:" in full
