@@ -33,15 +33,16 @@ from storyeval.plots.pages import (
 
 
 def test_table_page_shows_the_table_with_its_marks(tmp_path):
-    frame = pd.DataFrame({"System": ["Human", "CTRL"], "Relevance": ["**4.17** [4.03, 4.31]", "*2.54 [2.38, 2.70]"],
-                          "Top": ["BaryScore-SD-0.001 †", "chrF"]})
+    frame = pd.DataFrame({"System": ["Human", "CTRL"], "Relevance": ["**4.17** [4.03, 4.31]", "*2.54* [2.38, 2.70]"],
+                          "Top": ["BaryScore-SD-0.001 †", "ROUGE-S* F-Score"], "Next": ["ROUGE-SU* Recall", "x"]})
     page, files = tmp_path / "tab4.html", [tmp_path / "tab4.csv", tmp_path / "tab4.md"]
     frame.to_csv(files[0], index=False)
     files[1].write_text("# Tab. 4\n")
     write_table_page(page, frame, "Tab. 4: mean rating per system", files)
     text = page.read_text(encoding="utf-8")
     assert "<table" in text and "<td><b>4.17</b> [4.03, 4.31]</td>" in text and "**" not in text
-    assert "<td>*2.54 [2.38, 2.70]</td>" in text  # one star: the interval overlaps the best one's, kept as is
+    assert "<td><i>2.54</i> [2.38, 2.70]</td>" in text  # one star: the interval overlaps the best one's
+    assert "<td>ROUGE-S* F-Score</td>" in text and "<td>ROUGE-SU* Recall</td>" in text  # a name's star stays
     assert DEGENERATE in text.split("</table>")[1]
     assert linked(page) == {file.name: file.read_bytes() for file in files}
 

@@ -41,7 +41,7 @@ METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"] 
 COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
 TABLES = {  # name -> (number or name in the papers, title of the table), in the papers' order
     "tab3_icc": ("Tab. 3", "Tab. 3: intraclass correlation per criterion (95 % CI), by rater layout"),
-    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); ** best, * CI overlaps the best"),
+    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold: best, italic: CI overlaps it"),
     "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by |Pearson| (%)"),
     "tab6_borda": ("Tab. 6", "Tab. 6: top metrics by Borda count (ties: average ranks)"),
     "tab8_top5_story": ("Tab. 8", "Tab. 8: top metrics per criterion, story level (|r| %)"),
@@ -200,8 +200,10 @@ def write_figure_page(
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body, caption), encoding="utf-8"))
 
 
-# Tab. 4 marks the best system as Markdown bold (**4.17**); on the page it is bold, not asterisks.
+# Tab. 4 marks the best system as Markdown bold (**4.17**) and those within its interval as italic (*3.22*); on
+# the page they are bold and italic, not asterisks. Neither crosses a cell (<): ROUGE-S* names keep their star.
 MARKDOWN_BOLD = re.compile(r"\*\*([^*<]+)\*\*")
+MARKDOWN_ITALIC = re.compile(r"(?<![*\w])\*([^*<\s][^*<]*)\*(?![*\w])")
 
 
 def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3) -> pd.DataFrame:
@@ -236,6 +238,7 @@ def write_table_page(
     note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(shown) else ""
     links = ", ".join(download_link(file) for file in files)
     table = MARKDOWN_BOLD.sub(r"<b>\1</b>", shown.to_html(index=False, na_rep="", border=0))
+    table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table)
     body = f"{part}{table}\n{note}<p>Files: {links}.</p>"
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body, caption), encoding="utf-8"))
 
