@@ -25,6 +25,8 @@ from storyeval.plots.pages import (
     WILDCARD,
     about_text,
     caption_html,
+    figure_heading,
+    figure_labels,
     readable,
     table_labels,
     write_figure_page,
@@ -113,10 +115,32 @@ def test_each_kind_of_table_has_its_own_caption():
     assert kinds == set(HOLDS)
 
 
+def as_the_report_sorts(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The report's order (JavaScript localeCompare, label by label): punctuation, then digits, then letters."""
+    def key(text: str) -> list[tuple[int, str]]:
+        return [(0 if not char.isalnum() else 1 if char.isdigit() else 2, char.lower()) for char in text]
+
+    return sorted(rows, key=lambda row: [key(label) for label in row])
+
+
 def test_tables_are_listed_in_the_papers_order():
     """The report sorts entries by their labels as text; the # label keeps TABLES' order (Tab. 3 before Kemeny)."""
     rows = [tuple(table_labels(name).values()) for name in TABLES]
-    assert sorted(rows) == rows and list(table_labels("tab3_icc")) == ["#", "Table", "Shows"]
+    assert as_the_report_sorts(rows) == rows and list(table_labels("tab3_icc")) == ["#", "Table", "Shows"]
+
+
+def test_figures_are_listed_in_the_papers_order():
+    """Numbered figures first, in their order; a dataset's unnumbered Williams figures after them, not before."""
+    specs = {"fig02_criteria_system_kendall": {"kind": "criteria", "level": "system", "coefficient": "kendall",
+                                               "subset": False},
+             "fig27_williams_story_relevance": {"kind": "williams", "level": "story", "criterion": "Relevance",
+                                                "subset": False},
+             "williams_story_delight": {"kind": "williams", "level": "story", "criterion": "Delight", "subset": False},
+             "williams_system_delight": {"kind": "williams", "level": "system", "criterion": "Delight",
+                                         "subset": False}}
+    rows = [tuple(figure_labels(name, spec).values()) for name, spec in specs.items()]
+    assert as_the_report_sorts(rows) == rows
+    assert figure_heading("williams_story_delight", specs["williams_story_delight"]).startswith("Williams test")
 
 
 def meta_best_frame() -> pd.DataFrame:

@@ -37,6 +37,7 @@ SHOWS = {
     "violins": "ratings per system",
     "system_ranking": "ranks of the systems by each metric",
 }
+UNNUMBERED = {"williams": "Williams", "system_ranking": "Systems"}  # a set rating other criteria than HANNA's
 METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"]  # one row or column a metric
 COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
 TABLES = {  # name -> (number or name in the papers, title of the table), in the papers' order
@@ -105,7 +106,8 @@ def figure_labels(name: str, spec: dict) -> dict[str, str]:
         measure = f"Pearson r, {spec['criterion']}{', BH-adjusted p' * (spec.get('p_values') == 'bh')}"
     else:
         measure = COEFFICIENTS.get(spec.get("coefficient"), "–")
-    number = f"Fig. {name[3:5]}" if name.startswith("fig") else "–"  # zero-padded: the report sorts the labels as text
+    # Zero-padded: the report sorts the labels as text. The unnumbered sort after the paper's figures.
+    number = f"Fig. {name[3:5]}" if name.startswith("fig") else UNNUMBERED.get(spec["kind"], "–")
     return {"Figure": number, "Shows": SHOWS[spec["kind"]], "Level": spec.get("level", "–"),
             "Coefficient": measure, "Metrics": ("representative subset" if spec["subset"] else "all")
             if spec["kind"] in METRIC_KINDS else "–"}
@@ -115,7 +117,7 @@ def figure_heading(name: str, spec: dict) -> str:
     labels = figure_labels(name, spec)
     parts = [labels["Shows"], f"{labels['Level']} level" * (labels["Level"] != "–"), labels["Coefficient"],
              f"{labels['Metrics']} metrics" * (labels["Metrics"] != "–")]
-    number = labels["Figure"].replace("Fig. 0", "Fig. ")
+    number = labels["Figure"].replace("Fig. 0", "Fig. ") if labels["Figure"].startswith("Fig. ") else "–"
     return ": ".join(
         part for part in [number, ", ".join(part for part in parts if part not in ("", "–"))] if part != "–"
     )
