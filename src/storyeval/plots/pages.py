@@ -210,14 +210,17 @@ MARKDOWN_ITALIC = re.compile(r"(?<![*\w])\*([^*<\s][^*<]*)\*(?![*\w])")
 
 def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3) -> pd.DataFrame:
     """A table for people: the `headers` columns only, renamed (labels, not slugs), those with one value for
-    every row left out (the title or caption says it), numbers to `digits` decimals (integers as they are)."""
+    every row left out (the title or caption says it), numbers to `digits` decimals or fewer where exact."""
     table = frame[[column for column in headers if column in frame]]
     if len(table) > 1:
         table = table.loc[:, table.nunique(dropna=False) > 1]
     shown = {}
     for column in table.columns:
         if pd.api.types.is_float_dtype(table[column]):
-            places = 0 if (table[column].dropna() % 1 == 0).all() else digits  # counts, ranks stored as floats
+            values = table[column].dropna().to_numpy()
+            # The fewest decimals that show every value exactly, at most `digits`: a Borda count 1957 or 1341.5
+            places = next((n for n in range(digits) if np.allclose(values, np.round(values, n), rtol=0, atol=1e-9)),
+                          digits)
             shown[column] = [f"{value:.{places}f}" if pd.notna(value) else "" for value in table[column]]
     return table.assign(**shown).rename(columns=headers)
 
