@@ -21,9 +21,16 @@ DEGENERATE_RELEASED = {"BaryScore-SD-0.001"}
 # story's reach 1.9e-5; the analyses leave them out). tests/test_hanna_data.py reads them from the release.
 DEGENERATE_RANGE = (1.2e-178, 1.1e-9)
 DEGENERATE_MARK = "†"
+
+
+def two_digits(value: float) -> str:
+    """1.2e-178, 1.1e-9: two significant digits, the exponent without padding (as the captions write it)."""
+    return f"{value:.2g}".replace("e-0", "e-").replace("e+0", "e+")
+
+
 DEGENERATE_NOTE = (
-    f"{DEGENERATE_MARK} released values degenerate (plain Sinkhorn underflow: {DEGENERATE_RANGE[0]:.2g} to "
-    f"{DEGENERATE_RANGE[1]:.2g} over the generated stories): numerical noise, not a measurement"
+    f"{DEGENERATE_MARK} released values degenerate (plain Sinkhorn underflow: {two_digits(DEGENERATE_RANGE[0])} to "
+    f"{two_digits(DEGENERATE_RANGE[1])} over the generated stories): numerical noise, not a measurement"
 )
 
 LABEL_PATTERN = re.compile(r"^(?P<name>\S(?:.*\S)?) (?P<ref>[Ξ¤])(?P<family>[§εΔ])$")
