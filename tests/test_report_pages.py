@@ -221,6 +221,10 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
     assert "which metric agrees best" in own and "LLM judge" not in own
     assert "1,056" not in own and "HANNA's authors released" not in own and "audit" not in own
     assert "†" not in own  # nothing here is marked
+    flat = about_text("wp", "computed", stories.assign(system=stories["story_id"]), human.iloc[:0], ratings.iloc[:0],
+                      registry, "Human")
+    assert flat.startswith("**wp, computed scores.** 6 stories, without prompts and systems: each story is an item")
+    assert "No human ratings" in flat
     (tmp_path / "about.rst").write_text(about_text("hanna", "released", stories, human, ratings, registry.assign(
         degenerate_release=[True, False]), "Human"))
     full = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"], "Tables": ["meta_best.html"]},

@@ -259,11 +259,14 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
     criteria and raters of its ratings, its metrics. The report's landing page shows it."""
     systems = list(dict.fromkeys(stories["system"]))
     generated = [system for system in systems if system != reference_system]
-    prompts = stories["prompt_id"].nunique() if "prompt_id" in stories else None
+    prompts = stories["prompt_id"].nunique() if "prompt_id" in stories else 0
     reference = " and the human reference" if len(generated) < len(systems) else ""
-    parts = [f"**{dataset}, {scoreset} scores.** {len(stories):,} stories"
-             + (f" written for {prompts:,} prompts" if prompts else "")
-             + f" by {len(generated)} system{'s' * (len(generated) != 1)} ({_names(generated)}){reference}."]
+    head = f"**{dataset}, {scoreset} scores.** {len(stories):,} stories"
+    if (stories["system"].astype(str) == stories["story_id"].astype(str)).all():  # a set of stories, no systems
+        parts = [f"{head}, without prompts and systems: each story is an item of its own."]
+    else:
+        parts = [f"{head}" + (f" written for {prompts:,} prompt{'s' * (prompts != 1)}" if prompts else "")
+                 + f" by {len(generated)} system{'s' * (len(generated) != 1)} ({_names(generated)}){reference}."]
     criteria = list(dict.fromkeys(human["criterion"])) if "criterion" in human else []
     if criteria:
         rated = human["story_id"].nunique()
