@@ -256,3 +256,20 @@ def assert_pages_tell_the_truth(base: Path, wildcards: dict[str, str]) -> None:
         if name in TABLE_CAPTIONS and (base / "tables" / f"{name}.csv").exists():
             assert caption_html(REPORT / f"{TABLE_CAPTIONS[name]}.rst", wildcards) in text, name
             assert files[f"{name}.csv"] == (base / "tables" / f"{name}.csv").read_bytes(), name
+
+
+def test_make_report_reports_one_dataset_and_never_installs():
+    import subprocess
+
+    repo = REPORT.parents[1]
+
+    def planned(*args: str) -> str:
+        return subprocess.run(["make", "-n", "-C", str(repo), "report", *args], capture_output=True, text=True,
+                              check=True).stdout
+
+    one = planned("CONFIG=mine.yaml", "DATASET=mine")
+    assert "snakemake --cores 2 --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
+    assert "snakemake --report report-mine.html --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
+    default = " ".join(planned().split())
+    assert "--report report.html" in default and "dataset_" not in default and "--configfile" not in default
+    assert "pip" not in one + default and "run make env" in default
