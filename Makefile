@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 STAMP := $(VENV)/.storyeval-env
 
-.PHONY: env reproduce test test-all bench lint report clean
+.PHONY: env reproduce test test-all bench lint report clean check-env
 
 env: $(STAMP)
 
@@ -19,23 +19,33 @@ $(STAMP): requirements.txt pyproject.toml tools/install_wordnet.sh
 	bash tools/install_wordnet.sh $(VENV)
 	touch $@
 
-reproduce: env
+# A fresh machine gets its environment from `make reproduce` or `make test` (the first build); an existing one is
+# only ever changed by `make env`: the other targets check it and say so when it is older than its requirements.
+$(BIN)/snakemake:
+	$(MAKE) env
+
+check-env:
+	@test -x $(BIN)/snakemake || { echo "make: no environment in $(VENV); run make env"; exit 1; }
+	@test $(STAMP) -nt requirements.txt -a $(STAMP) -nt pyproject.toml \
+		|| echo "make: $(VENV) is older than requirements.txt or pyproject.toml; run make env to update it"
+
+reproduce: $(BIN)/snakemake check-env
 	$(BIN)/snakemake --cores $(CORES)
 
 # Lint first: a second or two, before minutes of tests. One pytest worker per core, a test module each
 # (pytest-xdist): the SLURM test mostly waits on its cluster, so the other worker runs the short modules meanwhile.
-test: lint
+test: $(BIN)/snakemake lint
 	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m "not slow"
 
-test-all: lint
+test-all: $(BIN)/snakemake lint
 	$(BIN)/python -m pytest -n $(CORES) --dist loadfile
 
-bench: env
+bench: check-env
 	$(BIN)/python bench/bench_analysis.py
 
 # ruff (pyproject.toml) on the Python, snakefmt on the rule files. Not `snakemake --lint`: it asks for every
 # input function in common.smk, where this workflow keeps each beside the rules that use it.
-lint: env
+lint: check-env
 	$(BIN)/ruff check .
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
@@ -46,8 +56,7 @@ DATASET ?=
 REPORT_ARGS := $(if $(CONFIG),--configfile $(CONFIG)) $(if $(DATASET),-- dataset_$(DATASET))
 REPORT_FILE := $(if $(DATASET),report-$(DATASET).html,report.html)
 
-report:
-	@test -f $(STAMP) || { echo "no environment in $(VENV): run make env"; exit 1; }
+report: check-env
 	$(BIN)/snakemake --cores $(CORES) $(REPORT_ARGS)
 	$(BIN)/snakemake --report $(REPORT_FILE) $(REPORT_ARGS)
 

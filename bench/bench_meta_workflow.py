@@ -6,7 +6,7 @@ Snakemake for meta_targets("hanna", "released") at the config's defaults (72 met
 criteria, groupings none, item and system, 1,000 permutations and resamples): the wall time, the CPU seconds of
 Snakemake and all its jobs, and each job's wall and CPU seconds from its benchmark: file.
 Usage: python bench/bench_meta_workflow.py [--cores 2] [--tree DIR] [--keep DIR]
-Goal (meta-evaluation issue): under 60 s wall on 2 cores. A busy machine inflates the wall time; the CPU
+Goal: under 60 s wall on 2 cores. A busy machine inflates the wall time; the CPU
 seconds are the steadier measure.
 """
 

@@ -8,7 +8,7 @@ Times, in seconds and texts per second, on this machine:
 4. writing and reading the first cache file.
 Usage: python bench/bench_neural_embeddings.py [--mirror DIR] [--model PATH] [--device auto|cpu|cuda]
        [--batch-size N] [--layers 6] [--policy truncate|sliding]
-Issue 5 goal: the whole neural set within 3x of the embedding pass, under 6 minutes on 2 cores.
+Goal: the whole neural set within 3x of the embedding pass, under 6 minutes on 2 cores.
 """
 
 from __future__ import annotations

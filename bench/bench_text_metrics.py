@@ -18,6 +18,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from storyeval.datasets import metric_names
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -26,7 +28,7 @@ def main() -> None:
     parser.add_argument("--dataset", default="hanna-llm")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args()
-    metrics = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"][args.dataset]["metrics"]
+    metrics = metric_names(yaml.safe_load((REPO / "config.yaml").read_text())["datasets"][args.dataset], args.dataset)
     targets = [f"results/{args.dataset}/computed/scores/{metric}.parquet" for metric in metrics]
     snakemake = str(Path(sys.executable).with_name("snakemake"))
     subprocess.run(

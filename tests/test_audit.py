@@ -120,3 +120,43 @@ def test_tab4_asterisk_tie_at_printed_precision():
     inputs = audit.Inputs(None, None, None, None, means, None, "Human", ())
     grades = [item.grade({}, inputs)[0] for item in audit.hanna_tab4("t", spec)]
     assert grades == ["exact", "exact", "exact", "within"]
+
+
+def _inputs(human_rounded, human_exact, metrics, registry=None):
+    return audit.Inputs({False: human_rounded, True: human_exact}, metrics, registry, None, None, None, "Human", ())
+
+
+DEFAULT_TIES = {"analysis.system_ties": "merged", "analysis.system_coefficients": "vectorised"}
+
+
+def test_ties_claim_holds_only_when_the_run_ties_the_exact_equal_means(hanna_cubes):
+    """HANNA's Complexity has exact ties of system means that its float means break; the claim 'ties merged' is true
+    of full-precision per-story means and false of means rounded to 10 digits, as human_scores.csv once held."""
+    human, metrics = hanna_cubes
+    exact = audit.likert_system_means(human)
+    complexity = human.names.index("Complexity")
+    tied = {(human.systems[a], human.systems[b]) for a in range(10) for b in range(a + 1, 10)
+            if exact[a][complexity] == exact[b][complexity]}
+    assert tied == {("BertGeneration", "RoBERTa"), ("GPT", "TD-VAE")}
+    assert exact[human.systems.index("GPT")][complexity] * 144 == 359
+    claims = audit._ties_claims(_inputs(human, human, metrics), DEFAULT_TIES, {}, {})
+    assert claims == {"analysis.system_ties": True, "reanalysis.system_ties": True}
+    rounded = audit.Cube(np.vectorize(lambda v: float(f"{v:.10g}"))(human.values), human.prompts, human.systems,
+                         human.names)
+    claims = audit._ties_claims(_inputs(rounded, human, metrics), DEFAULT_TIES, {}, {})
+    assert claims["analysis.system_ties"] is False
+
+
+def test_swap_evidence_finds_the_printed_kendall_that_its_spearman_contradicts(hanna_cubes, released):
+    """Tab. 9, Complexity, system level: Novelty-1's printed Kendall 67.42 and Spearman 87.54 fit no ordering of
+    the systems; chrF's printed 67.42 is the data's."""
+    human, metrics = hanna_cubes
+    complexity = audit.authors_means(human.values)[:, human.names.index("Complexity")]
+
+    def means(slug):
+        return audit.authors_means(metrics.values)[:, metrics.names.index(slug)]
+
+    evidence = audit.swap_evidence(means("novelty-1"), complexity, 67.42, 87.54)
+    assert "11 swaps" in evidence and "tau-c is 72.00" in evidence
+    assert audit.swap_evidence(means("novelty-1"), complexity, 71.91, 87.54) == ""  # the data's own pair
+    assert audit.swap_evidence(means("chrf"), complexity, 67.42, 82.68) == ""

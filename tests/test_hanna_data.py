@@ -101,3 +101,11 @@ def test_the_degenerate_range_stated_is_the_releases(released):
         assert (f"{low:.2g}", f"{high:.2g}") == tuple(f"{bound:.2g}" for bound in DEGENERATE_RANGE)
         assert f"{two_digits(low)} to {two_digits(high)}" in DEGENERATE_NOTE  # 1.2e-178 to 1.1e-9
     assert set(released.registry.loc[released.registry["degenerate_release"], "label"]) == {"BaryScore-SD-0.001"}
+
+
+def test_the_packaged_column_order_and_headers_are_the_releases(released):
+    """Computed score sets order and label their metrics as HANNA's release without reading it."""
+    from storyeval.data.registry import RELEASED_ORDER, released_label
+
+    assert tuple(released.registry["slug"]) == RELEASED_ORDER
+    assert released_label(released.registry).tolist() == released.registry["column"].tolist()

@@ -6,47 +6,17 @@ the prompt's reference, and raters score them higher on three criteria that are 
 
 import hashlib
 
-import numpy as np
 import pandas as pd
 import pytest
 
+from storyeval.examples import CRITERIA, SYSTEMS, rated_stories
+
 from workflow_helpers import make_workdir, run_snakemake
 
-CRITERIA = {"Fluency": "fluency", "Plot": "plot_score", "Delight": "delight"}
-SYSTEMS = ["alpha", "beta", "gamma", "delta", "epsilon"]  # planted quality rises from alpha to epsilon
+SYSTEMS = list(SYSTEMS)  # planted quality rises from alpha to epsilon
 COLUMNS = {"story_id": "id", "prompt": "prompt", "system": "model", "story": "text", "reference": "human_story",
            "rater": "annotator", "criteria": CRITERIA}
 METRICS = ["bleu", "rouge", "chrf", "datastats"]  # datastats holds textstats' columns too
-
-
-def rated_stories(seed: int = 7, prompts: int = 12, raters: int = 3) -> pd.DataFrame:
-    """One row per story and rater: prompts x systems stories, planted quality, per-rater integer ratings."""
-    rng = np.random.default_rng(seed)
-    vocabulary = [f"w{index}" for index in range(400)]
-    rows = []
-    for prompt in range(prompts):
-        reference = list(rng.choice(vocabulary, 60))
-        for rank, system in enumerate(SYSTEMS):
-            quality = rank / 2 + rng.normal(0, 0.3)
-            copied = int(np.clip(10 + 12 * quality, 0, 60))
-            words = reference[:copied] + list(rng.choice(vocabulary, 30 + int(15 * quality)))
-            means = {"fluency": 2 + quality, "plot_score": 1.5 + 0.8 * quality, "delight": 2.5 + 0.5 * quality}
-            for rater in range(raters):
-                noisy = {
-                    column: int(np.clip(np.rint(mean + rng.normal(0, 0.5)), 1, 5)) for column, mean in means.items()
-                }
-                rows.append(
-                    {
-                        "id": f"p{prompt:02d}-{system}",
-                        "prompt": f"Write a story about topic {prompt}.",
-                        "model": system,
-                        "text": " ".join(words) + ".",
-                        "human_story": " ".join(reference) + ".",
-                        "annotator": f"rater{(prompt + rater) % 5}",
-                        **noisy,
-                    }
-                )
-    return pd.DataFrame(rows)
 
 
 def write_dataset(workdir, name="mine.csv", frame=None):
@@ -124,16 +94,22 @@ def planned_outputs(dry_run_stdout: str, prefix: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def own_run(tmp_path_factory, hanna_mirror):
-    """The default config plus the user's dataset: the default run plans, and the user's analyses all run."""
+    """The default config plus the user's dataset in layout long: its one target builds every analysis of it, the
+    meta-evaluation included, and nothing of HANNA's."""
+    from storyeval.examples import long_layout
+
     workdir = tmp_path_factory.mktemp("own")
-    entry = write_dataset(workdir)
+    entry = write_dataset(workdir, "mine.csv", long_layout(rated_stories()))
+    entry["layout"], entry["scale"], entry["integer"] = "long", [1, 5], True
+    entry["columns"] = {**COLUMNS, "criterion": "criterion", "score": "score"}
     make_workdir(workdir, **{"datasets.mine": entry})
     dry = run_snakemake(workdir, "-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
-    targets = planned_outputs(dry.stdout, "results/mine/")
     assert "results/hanna/released/tables/tab6_borda.csv" in planned_outputs(dry.stdout, "results/hanna/")
-    result = run_snakemake(workdir, "--cores", "2", *targets)
+    result = run_snakemake(workdir, "--cores", "2", "dataset_mine")
     assert result.returncode == 0, result.stderr[-3000:]
+    assert not (workdir / "results/hanna").exists() and not (workdir / "resources").exists()
+    targets = sorted(str(path.relative_to(workdir)) for path in (workdir / "results/mine").rglob("*") if path.is_file())
     return workdir, targets, result.stdout + result.stderr
 
 
@@ -174,6 +150,24 @@ def test_every_analysis_runs_on_the_users_criteria(own_run):
     ]:
         assert (workdir / base / "figures" / f"{name}.png").stat().st_size > 0, name
     assert not list((workdir / base / "figures").glob("fig2[7-9]_*"))  # HANNA's numbered Williams figures
+
+
+def test_the_meta_evaluation_runs_on_the_users_criteria(own_run):
+    workdir, targets, _ = own_run
+    base = "results/mine/computed/meta"
+    for grouping in ("none", "item", "system"):
+        for name in ("perm_both", "clusters", "boot_both"):
+            assert f"{base}/{name}_{grouping}.csv" in targets, (name, grouping)
+    correlations = read(workdir, "meta/correlations.csv")
+    assert set(correlations["criterion"]) == set(CRITERIA)
+    assert set(correlations["grouping"]) == {"none", "item", "system"}
+    assert {"tau_c", "acc23"} <= set(correlations["coefficient"])
+    pairwise = read(workdir, "meta/pairwise.csv")
+    assert pairwise["pairwise_accuracy"].between(0, 1).all() and set(pairwise["criterion"]) == set(CRITERIA)
+    tests = read(workdir, "meta/perm_both_system.csv")
+    assert tests["p_bh"].between(0, 1).all() and (tests["p_bh"] >= tests["p"] - 1e-12).all()
+    length = read(workdir, "meta/clusters_system.csv").query("metric == 'text-length'")
+    assert (length["rank"] == 1).all()  # the planted signal: story length ranks first for every criterion
 
 
 def test_the_planted_signal_is_found(own_run):
@@ -263,3 +257,25 @@ def test_a_dataset_at_a_pinned_url(tmp_path, hanna_mirror):
     (tmp_path / "resources/datasets/mine.csv").write_text("edited\n")
     edited = run_snakemake(tmp_path, "-n")
     assert edited.returncode != 0 and "does not match the pinned" in edited.stdout + edited.stderr
+
+
+def test_degenerate_data_plans_what_it_allows_and_says_why(tmp_path, hanna_mirror):
+    """One system: a start-up line, and a plan without system level, grouped meta-evaluation or Fig. 8; a file
+    where no criterion varies: one line naming the dataset and the fix, before any job."""
+    solo = write_dataset(tmp_path, "solo.csv", rated_stories(prompts=6, systems=("solo",)))
+    flat = write_dataset(tmp_path, "flat.csv", rated_stories(prompts=2).assign(fluency=3, plot_score=3, delight=3))
+    make_workdir(tmp_path, **{"datasets.solo": solo})
+    planned = run_snakemake(tmp_path, "-n", "dataset_solo")
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    started = run_snakemake(tmp_path, "--cores", "1", "results/solo/data/texts.parquet")  # start-up notes: a run
+    said = [line for line in started.stderr.splitlines() if line.startswith("storyeval: dataset solo:")]
+    assert len(said) == 1 and "1 system ('solo'), fewer than the 3 a correlation needs" in said[0]
+    assert pd.read_parquet(tmp_path / "results/solo/data/texts.parquet")["system"].isna().all()
+    outputs = planned_outputs(planned.stdout, "results/solo/")
+    assert "results/solo/computed/meta/perm_both_none.csv" in outputs
+    assert not [name for name in outputs if "system" in name.split("/")[-1] or "item" in name.split("/")[-1]]
+    make_workdir(tmp_path, **{"datasets.flat": flat})
+    refused = run_snakemake(tmp_path, "-n", "dataset_flat")
+    assert refused.returncode != 0
+    assert "dataset flat: no criterion varies (every story has the same rating on Delight, Fluency, Plot); fix:" in (
+        refused.stdout + refused.stderr)

@@ -73,7 +73,7 @@ def cell_colours(figure) -> np.ndarray:
 
 
 def expected_percent(frame: pd.DataFrame, keep=lambda row, column: True) -> dict[tuple[int, int], str]:
-    # Independent formula: Python's round, then abs, per cell (spec section 4).
+    # Independent formula: Python's round, then abs, per cell (HANNA's heatmap labels).
     return {
         (i, j): str(abs(round(100 * value)))
         for i, row in enumerate(frame.to_numpy())

@@ -60,6 +60,29 @@ def test_perm_both_equals_a_loop_over_the_same_swaps(grouping, coefficient):
         assert row.permutations == 40
 
 
+@pytest.mark.parametrize("coefficient", ["pearson", "kendall"])
+def test_system_perm_systems_swaps_the_system_means(coefficient):
+    """mt-metrics-eval's system-level null: z-scored system means, one swap per system, by a scipy loop."""
+    human, scores = _data(11, prompts=7, systems=6)
+    table = permutation.perm_both(human, scores, ["a", "b", "c"], "system", coefficient, n_permutations=60, seed=4,
+                                  system_perm="systems")
+    means, gold = scores.mean(axis=0), human.mean(axis=0)
+    z = stats.zscore(means, axis=0)
+    masks = permutation.swap_masks(60, 1, 6, 4)[:, 0]
+    f = {"pearson": stats.pearsonr, "kendall": stats.kendalltau}[coefficient]
+    for (i, j), name in zip([(0, 1), (0, 2), (1, 2)], ["ab", "ac", "bc"]):
+        observed = f(z[:, i], gold).statistic - f(z[:, j], gold).statistic
+        null = np.array([f(np.where(w, z[:, j], z[:, i]), gold).statistic
+                         - f(np.where(w, z[:, i], z[:, j]), gold).statistic for w in masks])
+        row = table[(table.metric_a == name[0]) & (table.metric_b == name[1])].iloc[0]
+        assert row.delta == pytest.approx(observed, abs=1e-12)
+        assert row.p == np.mean(null >= observed - 1e-12)
+    cells = permutation.perm_both(human, scores, ["a", "b", "c"], "system", coefficient, n_permutations=60, seed=4)
+    assert not np.array_equal(cells["p"], table["p"])  # the two nulls differ
+    with pytest.raises(InputError, match="system_perm"):
+        permutation.perm_both(human, scores, ["a", "b", "c"], "system", system_perm="prompts")
+
+
 def test_pearson_fast_path_equals_swapped_recomputation():
     human, scores = _data(6, prompts=9, systems=5, metrics=4)
     scores[2, :, 1] = 0.5  # a prompt where one metric is constant: no r there
@@ -141,6 +164,16 @@ def test_boot_both_equals_a_loop_over_the_same_resamples():
             assert (row.ci_low, row.ci_high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
             assert row.r == pytest.approx(_r(coefficient, grouping, scores[..., m], human2[..., c]), abs=1e-12)
             assert row.resamples == np.isfinite(draws).sum()
+
+
+def test_boot_both_of_one_group_is_the_bootstrap_of_its_stories():
+    human, scores = _data(12, prompts=1, systems=30, metrics=2)
+    table = permutation.boot_both(human[..., None], scores, ["a", "b"], ["c"], "none", n_resamples=200, seed=5)
+    _, draws = permutation.resample_indices(1, 30, 200, 5)
+    expected = [stats.pearsonr(scores[0, d, 0], human[0, d]).statistic for d in draws]
+    assert table.loc[0, "ci_low"] == pytest.approx(np.nanquantile(expected, 0.025), abs=1e-12)
+    with pytest.raises(InputError, match="need >= 2 prompts or >= 2 systems"):
+        permutation.resample_indices(1, 1, 10, 0)
 
 
 def test_boot_both_draws_give_scipy_bootstrap_percentile_intervals():

@@ -18,7 +18,7 @@ def scalar_williams(r12: float, r13: float, r23: float, n: int) -> tuple[float, 
     return t, 1 - stats.t.cdf(t, n - 3)
 
 
-def test_spec_check_value():
+def test_williams_matches_a_hand_checked_example():
     t, p = williams_test(0.8867, 0.7730, 0.9387, 10)
     assert float(t) == pytest.approx(1.9994, abs=1e-4)
     assert float(p) == pytest.approx(0.0428, abs=1e-4)

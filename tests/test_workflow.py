@@ -9,6 +9,8 @@ import pytest
 import yaml
 from test_report_pages import assert_pages_tell_the_truth
 
+from storyeval.datasets import metric_names
+
 from conftest import REPO
 from workflow_helpers import comment_appended, copy_mirror, make_workdir, run_snakemake
 
@@ -17,7 +19,7 @@ from workflow_helpers import comment_appended, copy_mirror, make_workdir, run_sn
 STRING_METRICS = ["bleu", "rouge", "meteor", "chrf", "cider", "datastats"]
 NEURAL_METRICS = ["bertscore", "moverscore", "baryscore", "depthscore", "supert"]
 # The learned evaluator trains for minutes: tests/test_workflow_storyer.py runs it on a tiny configuration.
-WITHOUT_STORYER = {f"datasets.{name}.metrics": [metric for metric in dataset["metrics"] if metric != "storyer"]
+WITHOUT_STORYER = {f"datasets.{name}.metrics": [metric for metric in metric_names(dataset, name) if metric != "storyer"]
                    for name, dataset in yaml.safe_load((REPO / "config.yaml").read_text())["datasets"].items()}
 TEST_DATASETS = {
     **WITHOUT_STORYER,
@@ -107,7 +109,7 @@ def test_rerun_gives_identical_tables(finished_run, tmp_path):
         assert filecmp.cmp(finished_run / target, workdir / target, shallow=False), target
 
 
-def test_issue3_statistics_on_released_scores(finished_run):
+def test_williams_f1_intervals_kemeny_icc_topk_on_released_scores(finished_run):
     base = finished_run / "results/hanna/released"
     williams = pd.read_csv(base / "williams.csv")
     assert set(williams.columns) >= {"level", "criterion", "metric_a", "metric_b", "r_a", "r_b", "r_ab", "n", "t", "p"}
@@ -123,6 +125,39 @@ def test_issue3_statistics_on_released_scores(finished_run):
     assert set(icc["form"]) == {"ICC2k", "ICC1k"} and icc["layout"].str.contains("positions").all()
     topk = pd.read_csv(base / "topk.csv")
     assert sorted(topk["k"].unique()) == list(range(4, 11))
+
+
+def test_system_rank_correlations_see_the_exact_ties_of_the_ratings(finished_run):
+    """Every system-level Spearman and Kendall of the default run equals scipy's on exact system means: the humans'
+    from the raters' integer ratings in fractions (HANNA's Complexity has two real ties), the metrics' as exact
+    sums of their floats; no file between the ratings and the statistic may round a tie apart."""
+    from fractions import Fraction
+
+    from scipy import stats
+
+    data, base = finished_run / "results/hanna/data", finished_run / "results/hanna/released"
+    stories = pd.read_csv(data / "stories.csv")
+    stories = stories[stories["system"] != "Human"]
+    ratings = pd.read_csv(data / "rater_ratings.csv").merge(stories, on="story_id")
+    assert ratings["rating"].eq(ratings["rating"].round()).all()
+    per_story = ratings.groupby(["system", "criterion", "story_id"])["rating"].agg(
+        lambda v: Fraction(int(v.sum()), len(v)))
+    human = per_story.groupby(["system", "criterion"]).agg(lambda v: float(sum(v, Fraction(0)) / len(v))).unstack()
+    scores = pd.read_parquet(base / "scores.parquet").merge(stories, on="story_id")
+    metric = scores.groupby(["system", "metric"])["value"].agg(
+        lambda v: float(sum(map(Fraction, v), Fraction(0)) / len(v))).unstack()
+    assert human["Complexity"].duplicated().sum() == 2  # BertGeneration = RoBERTa, GPT = TD-VAE
+    table = pd.read_csv(base / "correlations.csv")
+    table = table[(table["kind"] == "metric_criterion") & (table["level"] == "system")]
+    table = table.set_index(["coefficient", "x", "y"])
+    checked = 0
+    for coefficient, function in (("spearman", stats.spearmanr), ("kendall", stats.kendalltau)):
+        for criterion in human.columns:
+            for name in metric.columns:
+                expected = function(metric[name], human.loc[metric.index, criterion]).statistic
+                assert table.loc[(coefficient, name, criterion), "r"] == pytest.approx(expected, abs=1e-9, nan_ok=True)
+                checked += 1
+    assert checked == 2 * 6 * 72
 
 
 def test_report_builds(finished_run):
@@ -163,6 +198,15 @@ def _refused(result, workdir, *phrases):
     for phrase in phrases:
         assert phrase in text, text[-3000:]
     assert not list((workdir / "results").rglob("*.csv")) if (workdir / "results").exists() else True
+
+
+def test_every_paper_figure_and_table_has_a_rule_that_names_it(tmp_path, hanna_mirror):
+    """`snakemake --list-rules` names each of HANNA's 38 figures and its tables beside the rule that makes it."""
+    listed = run_snakemake(make_workdir(tmp_path), "--list-rules")
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    for number in [f"fig{n:02d}_" for n in range(1, 39)] + [f"tab{n}_" for n in (3, 4, 5, 6, 8, 9)]:
+        assert re.search(rf"^(fig|tables)_\S+ \((draws|writes) .*{number}", listed.stdout, re.M), number
+    assert re.search(r"^dataset_hanna-llm \(everything of dataset hanna-llm", listed.stdout, re.M)
 
 
 def test_rejected_config_key(tmp_path, hanna_mirror):

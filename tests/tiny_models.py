@@ -117,3 +117,19 @@ def tiny_bert_qa(folder: Path, words: list[str], seed: int = 0, max_position: in
     BertForQuestionAnswering(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+CHAT_TEMPLATE = ("{% for message in messages %}<|endoftext|>{{ message['role'] }}: {{ message['content'] }}\n"
+                 "{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}")
+
+
+def tiny_judge(folder: Path, seed: int = 0, chat: bool = False, n_positions: int = 2048) -> Path:
+    """A random GPT-2 (tiny_gpt2) with a window long enough for a judge's prompt, and with `chat` a chat template."""
+    from transformers import AutoTokenizer
+
+    tiny_gpt2(folder, n_positions=n_positions, seed=seed)
+    if chat:
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        tokenizer.chat_template = CHAT_TEMPLATE
+        tokenizer.save_pretrained(folder)
+    return folder

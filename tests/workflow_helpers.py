@@ -32,11 +32,25 @@ def make_workdir(tmp: Path, **overrides) -> Path:
     return tmp
 
 
-def run_snakemake(workdir: Path, *args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
+def run_snakemake(workdir: Path, *args: str, timeout: int = 1800, repository: Path = REPO
+                  ) -> subprocess.CompletedProcess:
     env = dict(os.environ, MPLBACKEND="Agg")
-    command = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir),
+    command = [SNAKEMAKE, "-s", str(repository / "Snakefile"), "--directory", str(workdir),
                "--workflow-profile", "none", *args]
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def clone_alone(tmp: Path) -> Path:
+    """The repository's tracked files, copied where no ../shared lies beside them: a clone anywhere else."""
+    clone = tmp / "clone"
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    for name in files:
+        if (REPO / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, clone / name)
+    assert not (clone.parent / "shared").exists()
+    return clone
 
 
 def copy_mirror(tmp: Path) -> Path:

@@ -1,12 +1,12 @@
-"""README's table of HANNA's 72 metrics, written from the code so that it cannot drift.
+"""docs/metrics.md's table of HANNA's 72 metrics, written from the code so that it cannot drift.
 
 One row per released score column (HANNA's order): the storyeval metric that computes it (the module of
 config.yaml's hanna-llm metrics that declares the column), what it needs (its model role in config.yaml and
 config/paper.yaml, pinned files, other resources), whether the default offline run computes it (a role that is
 null in config.yaml disables the metric) and where its values were checked (the tests named; `VALIDATED` is
-kept by hand from tests/ and must name a test). tests/test_metrics_catalog.py checks that README.md holds
+kept by hand from tests/ and must name a test). tests/test_metrics_catalog.py checks that docs/metrics.md holds
 exactly this table. Usage:
-    python tools/metric_table.py [--released ../shared/data/hanna/hanna_metric_scores.csv] [--write README.md]
+    python tools/metric_table.py [--released ../shared/data/hanna/hanna_metric_scores.csv] [--write docs/metrics.md]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASED = REPO.parent / "shared" / "data" / "hanna" / "hanna_metric_scores.csv"
-START, END = "<!-- metric-table:start (tools/metric_table.py --write README.md) -->", "<!-- metric-table:end -->"
+START, END = "<!-- metric-table:start (tools/metric_table.py --write docs/metrics.md) -->", "<!-- metric-table:end -->"
 
 # What a metric reads besides its model role and pinned files.
 OTHER_NEEDS = {
@@ -27,7 +27,7 @@ OTHER_NEEDS = {
     "summaqa": "an entity recogniser (`metric_params.summaqa.entities`)",
 }
 
-# Where each metric's values were checked, from tests/ (and README's validation): short tags for the table
+# Where each metric's values were checked, from tests/ (and docs/metrics.md's validation): short tags for the table
 # (oracle: the package HANNA's pipeline ran; port: a line-by-line port of the original code; by hand: a formula or
 # a worked example; released human row: HANNA's released values where story = reference), then the details.
 VALIDATED = {
@@ -42,7 +42,7 @@ VALIDATED = {
     "chrf": ("oracle; released human row", "sacrebleu's sentence chrF; 100 on the human row, as released "
              "(test_metrics_string)"),
     "cider": ("by hand; released human row", "the dense formula of Vedantam et al. (2015); 10 on the human row, "
-              "as released (test_metrics_string; README, validation)"),
+              "as released (test_metrics_string; validation above)"),
     "datastats": ("released human row; port; by hand", "identical to the released values on 96/96 human stories; "
                   "Newsroom's fragment loop; worked examples (test_metrics_datastats)"),
     "rouge-we": ("by hand; port", "a worked example; a port of SummEval's code (test_metrics_rouge_we)"),
@@ -103,7 +103,7 @@ def needs(name: str, entry, default: dict, paper: dict) -> str:
 
 
 def offline(name: str, entry, default: dict) -> str:
-    if name not in default["datasets"]["hanna-llm"]["metrics"]:
+    if name not in hanna_llm_metrics(default):
         return "no: not in `datasets.hanna-llm.metrics`"
     if entry.resource is not None and role_model(default, entry.resource[1]) is None:
         return f"no: `models.{entry.resource[1]}` is null"
@@ -113,7 +113,7 @@ def offline(name: str, entry, default: dict) -> str:
 def markdown_table(registry: pd.DataFrame, default: dict, paper: dict) -> str:
     from storyeval.metrics import catalog
 
-    order = default["datasets"]["hanna-llm"]["metrics"]
+    order = hanna_llm_metrics(default)
     owner = {}
     for name in [*order, *catalog.CATALOG]:  # the dataset's metric first (datastats, not textstats)
         for slug in catalog.entry(name).columns:
@@ -134,15 +134,21 @@ def markdown_table(registry: pd.DataFrame, default: dict, paper: dict) -> str:
 
 
 def block(readme: str) -> tuple[int, int]:
-    """Where the table lies in README.md: the span between the two markers."""
+    """Where the table lies in docs/metrics.md: the span between the two markers."""
     if START not in readme or END not in readme:
-        raise SystemExit(f"README.md has no {START} ... {END} block; fix: add the two markers")
+        raise SystemExit(f"docs/metrics.md has no {START} ... {END} block; fix: add the two markers")
     return readme.index(START) + len(START), readme.index(END)
 
 
 def readme_table(readme: str) -> str:
     begin, end = block(readme)
     return readme[begin:end].strip("\n")
+
+
+def hanna_llm_metrics(config: dict) -> list[str]:
+    from storyeval.datasets import metric_names
+
+    return metric_names(config["datasets"]["hanna-llm"], "hanna-llm")
 
 
 def read_config(name: str) -> dict:
@@ -156,7 +162,7 @@ def current_table(released: Path = RELEASED) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--released", type=Path, default=RELEASED, help="HANNA's hanna_metric_scores.csv")
-    parser.add_argument("--write", type=Path, help="replace the table between the markers of this README")
+    parser.add_argument("--write", type=Path, help="replace the table between the markers of this page")
     args = parser.parse_args()
     table = current_table(args.released)
     if args.write is None:

@@ -17,3 +17,12 @@ def _log_a_jobs_import_failure() -> None:
 
 
 _log_a_jobs_import_failure()
+
+
+def __getattr__(name: str):
+    """`storyeval.judge`, `storyeval.score`, `storyeval.correlations` (storyeval.api), imported when first used."""
+    if name in {"judge", "score", "correlations"}:
+        from storyeval import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'storyeval' has no attribute {name!r}")

@@ -22,6 +22,12 @@ def _pairs(kind: str, human: Cube, metrics: Cube) -> tuple[Cube, Cube]:
     return {"criteria": (human, human), "metric_criterion": (metrics, human), "metric_metric": (metrics, metrics)}[kind]
 
 
+def constant_columns(cube: Cube) -> list[str]:
+    """The names of `cube`'s variables that take one value on every story: they have no correlation (NaN)."""
+    values = cube.values.reshape(-1, cube.values.shape[-1])
+    return [name for name, spread in zip(cube.names, np.ptp(values, axis=0)) if spread == 0]
+
+
 def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coefficients: list[str],
                       system_ties: str = "merged", kinds: tuple[str, ...] = KINDS,
                       system_backend: str = "vectorised") -> pd.DataFrame:

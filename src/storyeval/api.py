@@ -170,3 +170,33 @@ def correlations(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, pro
         ratings = None if human_frame is None else cube(human_frame, "criterion", group, unit)
         frames.append(correlation_table(ratings, metrics, [level], list(coefficients)))
     return pd.concat(frames, ignore_index=True)
+
+
+def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: str, mode: str = "expected",
+          template: str | None = None, prompts: Texts | None = None, references: Texts | None = None,
+          story_ids: Sequence | None = None, revision: str | None = None, device: str | None = None,
+          batch_size: int = 8, batch_tokens: int = 8192, max_new_tokens: int = 32, dtype: str = "auto",
+          served: str | None = None, tokenizer: str | None = None, top_logprobs: int = 20) -> pd.DataFrame:
+    """Ratings 1-5 of an LLM judge (`storyeval.judges.rate`), one column per criterion, one row per story: the
+    numbers of the workflow's judge job with the same template and settings (config `judges`).
+
+    `criteria`: HANNA criterion names (rated with HANNA's definitions) or {name: definition}; `model`: a Hugging
+    Face causal LM (folder or hub id, `revision` pins a hub id); `mode`: expected (G-Eval's probability-weighted
+    rating) or generate (the greedy answer, parsed; NaN where it holds no rating); `template`: a file of
+    storyeval/judges/templates (default tacl-1 with `prompts`, geval without) or a .yaml path. A `model` URL is
+    an OpenAI-compatible server (storyeval.judges.http): `served` names its model, `tokenizer` a local copy of
+    its tokenizer, `top_logprobs` how many next tokens mode expected reads.
+    """
+    from storyeval.judges.prompts import hanna_criteria, load_template
+    from storyeval.judges.rate import Settings, rate
+
+    if not isinstance(criteria, dict):
+        unknown = [name for name in criteria if name not in hanna_criteria()]
+        if unknown:
+            raise InputError(f"judge: no definition of criterion {unknown[0]!r}; fix: pass criteria as "
+                             "{name: definition}, or use HANNA's names (" + ", ".join(hanna_criteria()) + ")")
+        criteria = {name: hanna_criteria()[name] for name in criteria}
+    texts = texts_table(stories, references=references, prompts=prompts, story_ids=story_ids, name="judge")
+    chosen = load_template(template or ("geval" if prompts is None else "tacl-1"))
+    settings = Settings(mode, batch_size, batch_tokens, max_new_tokens, dtype, top_logprobs)
+    return rate(texts, dict(criteria), chosen, model, settings, revision, device, served=served, tokenizer=tokenizer)[0]

@@ -10,13 +10,17 @@ rank, or ties with it (equal |r|: the order inside a tie is not set by the data)
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
+from scipy import stats
 
 from storyeval.analysis import as_written, rankings, system_variant
 from storyeval.data.load import needs_exact_means, reanalysis_recomputes
@@ -24,6 +28,7 @@ from storyeval.data.registry import resolve_metrics
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
 from storyeval.stats.correlation import COEFFICIENTS, authors_means, merge_float_ties
+from storyeval.stats.kendall import kendall
 from storyeval.stats.reanalysis import mendras_nietge
 
 STATUSES = ("exact", "within printed precision", "explained deviation", "unexplained")
@@ -83,7 +88,7 @@ def read_paper_values(path: str | Path) -> dict:
     if not path.is_file():
         raise InputError(
             f"{path}: the papers' printed numbers are not there; fix: set audit.paper_values in config "
-            "to the file (../shared/spec/paper_values.yaml in this project)"
+            "to the file (src/storyeval/printed_numbers.yaml in the repository)"
         )
     tables = yaml.safe_load(path.read_text(encoding="utf-8"))
     bad = [
@@ -409,7 +414,7 @@ def storyer_tab3(name, spec):
     ]
 
 
-READERS = {  # paper_values.yaml table -> (paper, items)
+READERS = {  # printed_numbers.yaml table -> (paper, items)
     "hanna_tab3_icc2k": ("HANNA Tab. 3", hanna_tab3),
     "hanna_tab4_system_means": ("HANNA Tab. 4", hanna_tab4),
     "hanna_fig1_criteria_kendall_story": ("HANNA Fig. 1", criteria_cells("story")),
@@ -432,9 +437,10 @@ def items(paper_values: Mapping) -> list[Item]:
     return [item for name, spec in paper_values.items() for item in READERS[name][1](name, spec)]
 
 
-def status(grade: str, table: str, switched: list[str]) -> tuple[str, str]:
-    """(status, explanation) of a grade: a deviation is explained by the switches that change it or by the
-    table's data limits, else it is unexplained."""
+def status(grade: str, table: str, switched: list[str], evidence: str | None = None) -> tuple[str, str]:
+    """(status, explanation) of a grade: a deviation is explained by the switches that change it (each one's
+    claim checked against the numbers, `claims_hold`), by the table's data limits, or by `evidence` computed from
+    the data (`swap_evidence`); else it is unexplained."""
     if grade == "exact":
         return "exact", ""
     if grade == "within":
@@ -443,7 +449,125 @@ def status(grade: str, table: str, switched: list[str]) -> tuple[str, str]:
         return "explained deviation", "; ".join(SWITCHES[key] for key in switched) + "."
     if table in DATA_LIMITS:
         return "explained deviation", DATA_LIMITS[table] + "."
+    if evidence:
+        return "explained deviation", evidence
     return "unexplained", UNEXPLAINED.get(table, "no switch or data limit accounts for it") + "."
+
+
+def likert_system_means(cube: Cube, max_raters: int = 100) -> list[list[Fraction]]:
+    """System means [S][K] in exact arithmetic: each per-story mean is a fraction of integer ratings with at most
+    `max_raters` raters, recovered from its float, then averaged over prompts without rounding."""
+    stories = [[[Fraction(float(v)).limit_denominator(max_raters) for v in row] for row in prompt]
+               for prompt in cube.values]
+    prompts = len(stories)
+    return [[sum((stories[p][s][k] for p in range(prompts)), Fraction(0)) / prompts
+             for k in range(len(cube.names))] for s in range(len(cube.systems))]
+
+
+def _same_ties(means: np.ndarray, exact: list[list[Fraction]]) -> bool:
+    """Whether two systems have equal `means` [S, K] exactly when their `exact` means are equal."""
+    systems, criteria = means.shape
+    return all(
+        (means[a, k] == means[b, k]) == (exact[a][k] == exact[b][k])
+        for k in range(criteria) for a, b in itertools.combinations(range(systems), 2)
+    )
+
+
+def _ties_claims(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> dict[str, bool]:
+    """The claims about ties of system means: the default run ties two systems exactly when their exact means tie
+    (ties merged), and HANNA's float means break at least one such tie."""
+    exact_cube = inputs.humans[True]
+    exact = likert_system_means(exact_cube)
+    used = inputs.humans[needs_exact_means(default["analysis.system_ties"], default["analysis.system_coefficients"])]
+    merged = default["analysis.system_ties"] == "merged"
+    means = merge_float_ties(used.values.mean(axis=0)) if merged else authors_means(used.values)
+    broken = not _same_ties(authors_means(exact_cube.values), exact)
+    return {"analysis.system_ties": merged and _same_ties(means, exact) and broken,
+            "reanalysis.system_ties": broken}
+
+
+def _last_bit_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> bool:
+    """scipy's and the vectorised coefficients differ, and only in the last bits."""
+    frames = [cache.get((default["analysis.system_ties"], backend)) for backend in ("vectorised", "scipy")]
+    if any(frame is None for frame in frames):
+        return False
+    a, b = (frame[frame["level"] == "system"]["r"].to_numpy() for frame in frames)
+    gap = np.abs(a - b)[np.isfinite(a) & np.isfinite(b)]
+    return len(a) == len(b) and 0 < gap.max() < 1e-12
+
+
+def _borda_ties_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> bool:
+    """The default Borda counts see equal |r| within a ranking (which average ranks share)."""
+    return any(len(set(ranked.values)) < len(ranked.values) for ranked in runs["default"]["top"].values())
+
+
+def _subset_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> bool:
+    """The default ranks every metric, more than the notebook's 17."""
+    return all(len(ranked.labels) == len(inputs.registry) > 17 for ranked in runs["default"]["mendras"].values())
+
+
+def claims_hold(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> dict[str, bool]:
+    """Whether each switch's sentence in SWITCHES is true of this run, checked on its numbers: an explanation
+    that names a switch is only given when its claim holds."""
+    return {
+        **_ties_claims(inputs, default, runs, cache),
+        "analysis.system_coefficients": _last_bit_claim(inputs, default, runs, cache),
+        "analysis.borda_ties": _borda_ties_claim(inputs, default, runs, cache),
+        "reanalysis.top_k_metrics": _subset_claim(inputs, default, runs, cache),
+    }
+
+
+def swap_evidence(metric: np.ndarray, human: np.ndarray, kendall_printed: float, spearman_printed: float) -> str:
+    """Why a printed system-level Kendall cannot be the data's: no ordering of the systems that gives it also gives
+    the Spearman printed for the same metric and criterion. Tries the computed means and every swap of two
+    systems' values (on either side: one discordant pair more or less); returns '' when one fits both."""
+    def pair(x, y):
+        return round(100 * abs(stats.kendalltau(x, y)[0]), 2), round(100 * abs(stats.spearmanr(x, y)[0]), 2)
+
+    fits, spearmans, pairs = [], [], set()
+    for side, (a, b) in itertools.product((0, 1), itertools.combinations(range(len(metric)), 2)):
+        x, y = metric.copy(), human.copy()
+        moved = (x, y)[side]
+        moved[[a, b]] = moved[[b, a]]
+        tau, rho = pair(x, y)
+        if tau == kendall_printed:
+            pairs.add((a, b))
+            spearmans.append(rho)
+            fits.append(rho == spearman_printed)
+    if pair(metric, human) == (kendall_printed, spearman_printed) or any(fits) or not spearmans:
+        return ""
+    tau_c = 100 * abs(float(kendall(metric[:, None], human[:, None], "tau_c")[0, 0]))
+    return (f"no ordering of the systems gives both printed numbers of this metric: each of the {len(pairs)} "
+            f"swaps of two systems (metric or human means) that gives tau-b {kendall_printed:.2f} moves Spearman to "
+            f"{min(spearmans):.2f}-{max(spearmans):.2f}, not the printed {spearman_printed:.2f}, which the data give; "
+            f"tau-c is {tau_c:.2f}; the printed Kendall is not reproducible from the released data.")
+
+
+def printed_pair_evidence(item: Item, all_items: list[Item], inputs: Inputs, shown: str) -> str:
+    """`swap_evidence` for a system-level Kendall row of Tab. 8, 9: of its printed metric, or of the metric that
+    storyeval's ranking puts at its rank (`shown`), when that metric also has a printed Spearman for the same
+    criterion; computed on the authors' float means. '' for any other row."""
+    words = item.item.split(" ")
+    if item.table != "hanna_tab8_tab9_top5" or words[:2] != ["system", "kendall"]:
+        return ""
+    criterion = words[2]
+    group = [other for other in all_items if other.table == item.table]
+    printed = {other.printed[0]: other.printed[1] for other in group
+               if other.item.startswith(f"system kendall {criterion} #")}
+    spearman = {other.printed[0]: other.printed[1] for other in group
+                if other.item.startswith(f"system spearman {criterion} #")}
+    slugs = dict(zip(inputs.registry["label"], inputs.registry["slug"]))
+    human = inputs.humans[True]
+    if criterion not in human.names:
+        return ""
+    for label in dict.fromkeys([item.printed[0], shown.rsplit(" ", 1)[0]]):
+        if label in printed and label in spearman and label in slugs:
+            metric = authors_means(inputs.metrics.values)[:, inputs.metrics.names.index(slugs[label])]
+            evidence = swap_evidence(metric, authors_means(human.values)[:, human.names.index(criterion)],
+                                     printed[label], spearman[label])
+            if evidence:
+                return f"{label}'s printed Kendall {printed[label]:.2f}: {evidence}"
+    return ""
 
 
 def audit(paper_values: Mapping, inputs: Inputs, default: Mapping, profile: Mapping) -> pd.DataFrame:
@@ -454,13 +578,18 @@ def audit(paper_values: Mapping, inputs: Inputs, default: Mapping, profile: Mapp
     runs = {"default": reproduce(inputs, default, cache), "profile": reproduce(inputs, profile, cache)}
     changed = [key for key in SWITCHES if profile[key] != default[key]]
     single = {key: reproduce(inputs, {**default, key: profile[key]}, cache) for key in changed}
+    true_claims = claims_hold(inputs, default, runs, cache)
     degenerate = set(inputs.registry.loc[inputs.registry["degenerate_release"].astype(bool), "label"])
+    all_items = items(paper_values)
     rows = []
-    for item in items(paper_values):
+    for item in all_items:
         graded = {name: item.grade(repro, inputs) for name, repro in runs.items()}
-        switched = [key for key in changed if item.grade(single[key], inputs)[1] != graded["default"][1]]
-        profile_status, why = status(graded["profile"][0], item.table, [])
-        default_status, default_why = status(graded["default"][0], item.table, switched)
+        switched = [key for key in changed
+                    if true_claims[key] and item.grade(single[key], inputs)[1] != graded["default"][1]]
+        evidence = (printed_pair_evidence(item, all_items, inputs, graded["profile"][1])
+                    if graded["profile"][0] == "differs" else "")
+        profile_status, why = status(graded["profile"][0], item.table, [], evidence)
+        default_status, default_why = status(graded["default"][0], item.table, switched, evidence)
         explanation = " ".join(dict.fromkeys(text for text in (default_why, why) if text))
         shown = " ".join(
             str(part)

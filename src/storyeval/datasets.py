@@ -16,6 +16,7 @@ from functools import partial
 from storyeval.criteria import CRITERIA
 from storyeval.errors import InputError
 from storyeval.text import datasets as loaders
+from storyeval.text import layouts
 from storyeval.text.datasets import TABLE_FORMATS
 
 
@@ -73,19 +74,47 @@ KINDS = {
 }
 
 
-def criterion_columns(columns: Mapping) -> dict[str, str]:
-    """{criterion: column} of a columns map, whose `criteria` is a list of columns or a {name: column} map."""
-    criteria = columns.get("criteria") or {}
-    return dict(criteria) if isinstance(criteria, Mapping) else {name: name for name in criteria}
-
-
-def table_dataset(columns: Mapping, file_format: str | None = None) -> Dataset:
-    """The user's own file (CSV, TSV, JSONL, Parquet) as a dataset: what it has follows from its columns map."""
-    criteria = criterion_columns(columns)
+def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
+    """The user's own file (CSV, TSV, JSONL, Parquet) in one of `storyeval.text.layouts`' layouts as a dataset:
+    what it has follows from its columns map."""
+    columns = entry.get("columns") or {}
+    layout = entry.get("layout", "wide")
+    if layout not in layouts.LAYOUTS:
+        raise InputError(f"datasets.{name}.layout: {layout!r}; fix: use one of {', '.join(layouts.LAYOUTS)}")
+    missing = [key for key in ("criterion", "score") if layout == "long" and not columns.get(key)]
+    if missing:
+        raise InputError(f"datasets.{name}.columns: layout long needs {' and '.join(missing)}; fix: name the columns "
+                         "that hold each row's criterion and score")
+    scale = entry.get("scale")
+    if scale is not None and not (len(scale) == 2 and scale[0] < scale[1]):
+        raise InputError(f"datasets.{name}.scale: {scale!r}; fix: write the rating scale as [min, max], min < max")
+    criteria = layouts.criterion_columns(columns)
     texts = {"story"} | {key for key in ("prompt", "reference") if columns.get(key)}
-    load = partial(loaders.load_table, columns=columns, criteria=criteria, file_format=file_format)
+    load = partial(loaders.load_table, columns=columns, criteria=criteria, file_format=entry.get("format"),
+                   layout=layout, scale=scale, integer=bool(entry.get("integer")))
+    per_rater = any(isinstance(value, list) for value in criteria.values())
+    raters = (bool(columns.get("rater")) or per_rater) and bool(criteria)
     return Dataset("table", load, frozenset(texts), bool(columns.get("prompt_id") or columns.get("prompt")),
-                   bool(columns.get("system")), bool(columns.get("rater")) and bool(criteria), tuple(criteria))
+                   bool(columns.get("system")), raters, tuple(criteria))
+
+
+ALL_METRICS = "all"
+
+
+def metric_names(entry: Mapping, name: str = "dataset") -> list[str]:
+    """A dataset's metrics: its `metrics` list, or `all`: every metric of the catalog that its texts allow, in
+    catalog order, less a metric whose columns another one chosen already writes (textstats within datastats).
+    A new metric module joins `all` with no config change."""
+    chosen = entry.get("metrics", [])
+    if chosen != ALL_METRICS:
+        return list(chosen)
+    from storyeval.metrics import catalog  # the catalog imports every metric module: only when `all` asks
+
+    texts = describe(entry, name).texts
+    names = [metric for metric in catalog.CATALOG if catalog.applicable(metric, set(texts))]
+    written = {metric: set(catalog.entry(metric).columns) for metric in names}
+    return [metric for metric in names
+            if not any(other != metric and written[metric] < written[other] for other in names)]
 
 
 def describe(entry: Mapping, name: str = "dataset") -> Dataset:
@@ -94,5 +123,5 @@ def describe(entry: Mapping, name: str = "dataset") -> Dataset:
     if kind not in KINDS:
         raise InputError(f"datasets.{name}.kind: unknown kind {kind!r}; fix: use one of {', '.join(KINDS)}")
     if kind == "table":
-        return table_dataset(entry.get("columns") or {}, entry.get("format"))
+        return table_dataset(entry, name)
     return KINDS[kind]

@@ -28,7 +28,7 @@ def audit_inputs(wildcards):
     if not Path(paper_values).is_file():
         raise WorkflowError(
             f"{config_key('audit.paper_values')}: {paper_values} is not there; fix: point it at the "
-            "papers' printed numbers (../shared/spec/paper_values.yaml)"
+            "papers' printed numbers (src/storyeval/printed_numbers.yaml in the repository)"
         )
     return {
         "paper_values": paper_values,

@@ -27,11 +27,13 @@ from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, sha256s
 from storyeval.data.hanna import released_registry
 from storyeval.data.registry import resolve_metrics
 from storyeval.config import ConfigSources, check_config, check_consistency
-from storyeval.datasets import RELEASED, describe
+from storyeval.datasets import RELEASED, describe, metric_names
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
+from storyeval import plan
 from storyeval.sources import module_sources
+from storyeval.text.fit import fitted_description, load_fitted
 
 
 def startup_check(check, *args):
@@ -48,6 +50,8 @@ CONFIG_SOURCES = ConfigSources.from_workflow(
 )
 startup_check(check_config, config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", CONFIG_SOURCES)
 validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
+for _name, _entry in config["datasets"].items():  # `metrics: all` -> the catalog's metrics the texts allow
+    _entry["metrics"] = startup_check(metric_names, _entry, _name)
 startup_check(check_consistency, config, CONFIG_SOURCES)
 
 
@@ -59,8 +63,8 @@ def config_key(key):
 CORE_ENV = "../../envs/core.yaml"
 # Job order on few cores, longest processing time first (Graham 1969): the statistics (1-2 s each; every figure
 # and table reads one) and the tables (under a second each) run as soon as they can, then the figure families,
-# the longest first (priority: figures.smk's family_cost): no long figure job starts last and runs alone.
-STATISTICS_FIRST = 1000  # above any figure family_cost
+# the longest first (priority: storyeval.plan.family_cost): no long figure job starts last and runs alone.
+STATISTICS_FIRST = 1000  # above any figure family's cost
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
 # Pinned third-party files by source; the user's datasets given by URL are the source "datasets".
@@ -104,9 +108,11 @@ def pinned_url(source, key):
 
 
 def pinned_entry(wildcards):
-    """The config entry (url, sha256, mirrors) of the file named by the `source` and `file` wildcards."""
+    """The config entry (url, sha256, mirrors) of the file named by the `source` and `file` wildcards, checked
+    (`check_sources`) when the DAG first needs it: before any job, and only for the files the targets read."""
     for key, entry in SOURCES[wildcards.source]["files"].items():
         if Path(entry["path"]).name == wildcards.file:
+            check_sources([(wildcards.source, key)])
             return {
                 "key": key,
                 "url": pinned_url(wildcards.source, key),
@@ -156,18 +162,6 @@ def check_metric_names():
         startup_check(resolve_metrics, names, registry, config_key(key))
 
 
-def required_files():
-    """(source, key) of the pinned files the configured run reads (the optional raw annotations aside)."""
-    files = [("hanna", key) for key in ("scores", "scores_llm", "license")]
-    for name, dataset in config["datasets"].items():
-        source, key = ("datasets", name)  # a URL dataset (kind table)
-        if "file" in dataset:
-            source, key = dataset["file"].split("/")
-        if key != "annotations" and dataset["metrics"] and "path" not in dataset:
-            files.append((source, key))
-    return list(dict.fromkeys(files))
-
-
 def check_local_tables():
     """Before any job: each dataset read from a local path exists and matches its sha256."""
     for name, dataset in config["datasets"].items():
@@ -187,12 +181,23 @@ def check_local_tables():
         )
 
 
+FITTED = {}  # user dataset -> its declaration reduced to what its file allows (storyeval.text.fit)
+
+
 def dataset_notes():
-    """One start-up line per user dataset (kind table) that lacks something the analysis could use, saying what
-    follows (the released datasets' shapes are in the README's table)."""
+    """One start-up line per user dataset (kind table) that lacks something the analysis could use, or whose
+    data allow less than its columns declare, saying what follows (the released datasets' shapes are in the
+    README's table)."""
     reference_based = [name for name, entry in catalog.CATALOG.items() if "reference" in entry.needs]
     for name in [name for name in TEXT_DATASETS if config["datasets"][name]["kind"] == "table"]:
-        lacks = describe(config["datasets"][name], name).lacks(reference_based)
+        entry = config["datasets"][name]
+        declared = describe(entry, name)
+        path = entry.get("path") or pinned_path("datasets", name)
+        notes = []
+        if Path(path).is_file():
+            data, notes = startup_check(load_fitted, entry, name, path)
+            FITTED[name] = fitted_description(declared, data)
+        lacks = declared.lacks(reference_based) + notes
         if lacks:
             STARTUP_NOTES.append(f"dataset {name}: " + "; ".join(lacks))
 
@@ -220,6 +225,7 @@ def check_sources(files):
 
 
 # Every copy already fetched is read by some rule: all are verified on every start (a few ms for the ~10 MB).
+# Files still to fetch are checked when a target needs them (pinned_entry): a dataset of one's own needs none.
 check_sources(
     [
         (source, key)
@@ -227,7 +233,6 @@ check_sources(
         for key in SOURCES[source]["files"]
         if Path(pinned_path(source, key)).is_file()
     ]
-    + required_files()
 )
 check_local_tables()
 check_metric_names()
@@ -259,12 +264,14 @@ wildcard_constraints:
 # What several rule files share: score-set structure, the metric families, report entries, digests.
 
 # The reanalyses rank a score set's metrics (reanalysis.sum_of_ranks_metrics) over its criteria.
-REANALYSES = ["reanalysis1_sum_of_ranks", "reanalysis2_top_k", "reanalysis2_coefficient_agreement"]
+REANALYSES = plan.REANALYSES
 
 
 def described(dataset, scoreset):
     """What the score set's dataset is (storyeval.datasets): HANNA's released scores, or a configured dataset."""
-    return RELEASED if scoreset == "released" else describe(config["datasets"][dataset], dataset)
+    if scoreset == "released":
+        return RELEASED
+    return FITTED.get(dataset) or describe(config["datasets"][dataset], dataset)
 
 
 def scoreset_metrics(dataset, scoreset):

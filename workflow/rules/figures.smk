@@ -1,100 +1,20 @@
-# The figures and tables of HANNA (Chhun et al. 2022), numbered as in the paper. One job renders a family of them
-# in one process, so that the imports and fonts are loaded once, not once a figure: a family holds figures that a
-# dataset has all of or none of (wanted_figure). Heatmaps show |round(100 r)|; Kendall, Spearman and
-# Pearson as in the paper's appendix.
-
+# The figures and tables of HANNA (Chhun et al. 2022), numbered as in the paper (storyeval.plan: which ones a
+# dataset gets, and their families). One job renders a family of them in one process, so that the imports and
+# fonts are loaded once, not once a figure. Heatmaps show |round(100 r)|; Kendall, Spearman and Pearson as in the
+# paper's appendix.
 from functools import cache
 
-from storyeval.criteria import CRITERIA
-from storyeval.data.registry import slugify
-
-
-def _heatmaps(kind, numbers, coefficients=("kendall", "spearman", "pearson"), subset=False):
-    """{name: spec} of one heatmap kind; `numbers` are the figures in the paper of its (coefficient, level) pairs in
-    order: the first coefficient at story and at system level, then the next."""
-    pairs = [(coefficient, level) for coefficient in coefficients for level in ("story", "system")]
-    return {
-        f"{number}_{kind}_{level}_{coefficient}{'_subset' * subset}": {
-            "kind": kind,
-            "level": level,
-            "coefficient": coefficient,
-            "subset": subset,
-        }
-        for number, (coefficient, level) in zip(numbers, pairs, strict=True)
-    }
-
-
-# The paper's Williams figures, by level, in the order of HANNA's CRITERIA; a set rating other criteria gets them
-# unnumbered. Their representative-subset twins (*_subset) are drawn by rule fig_subset.
-WILLIAMS_NUMBERS = {
-    "story": ["fig27", "fig28", "fig29", "fig30", "fig31", "fig32"],  # rule fig_williams_story
-    "system": ["fig33", "fig34", "fig35", "fig36", "fig37", "fig38"],  # rule fig_williams_system
-}
-
-
-def williams_figures(criteria):
-    """Williams p-value figures, per level and criterion, each also for the representative subset."""
-    numbered = list(criteria) == CRITERIA
-    return {
-        f"{f'{numbers[index]}_' if numbered else ''}williams_{level}_{slugify(criterion)}{'_subset' * subset}": {
-            "kind": "williams",
-            "level": level,
-            "criterion": criterion,
-            "subset": subset,
-            "p_values": config["figures"]["p_values"],
-        }
-        for level, numbers in WILLIAMS_NUMBERS.items()
-        for index, criterion in enumerate(criteria)
-        for subset in (False, True)
-    }
+from storyeval import plan
 
 
 @cache
 def figures_of(criteria):
-    """{name: spec} of every figure of a dataset rating `criteria` (a tuple). The rule that draws a figure is
-    fig_<its family> (figure_family): the representative subset's in fig_subset, the others by kind and level."""
-    return {
-        **_heatmaps("criteria", ["fig01", "fig02", "fig10", "fig11", "fig12", "fig13"]),  # criteria x criteria
-        **_heatmaps("metric_criteria", ["fig03", "fig04"], ["kendall"], subset=True),  # representative subset
-        **_heatmaps("metric_criteria", ["fig14", "fig15", "fig16", "fig17", "fig18", "fig19"]),  # all metrics
-        **_heatmaps("metric_metric", ["fig05", "fig06"], ["kendall"], subset=True),
-        **_heatmaps("metric_metric", ["fig20", "fig21", "fig22", "fig23", "fig24", "fig25"]),
-        **williams_figures(criteria),
-        "fig07_bootstrap_f1_subset": {"kind": "bootstrap_f1", "subset": True},
-        "fig26_bootstrap_f1": {"kind": "bootstrap_f1", "subset": False},
-        "fig08_topk_systems": {"kind": "topk", "level": "system", "subset": False},
-        "fig09_rating_violins": {"kind": "violins", "subset": False},
-    }
+    return plan.figures_of(criteria, config["figures"]["p_values"])
 
 
 def analysed_sets():
     """(dataset, score set) of every analysis the run makes: HANNA's released scores, each scored dataset."""
     return [("hanna", "released")] + [(name, "computed") for name in TEXT_DATASETS if enabled_metrics(name)]
-
-
-TABLE_LEVELS = {"tab8_top5_story": "story", "tab9_top5_system": "system"}
-
-
-def wanted_table(name, shape):
-    """A table of a rated set: the reanalyses where their metrics exist, the per-rater ICC and (with systems)
-    means, one top-k per level."""
-    if name in REANALYSES:
-        return shape["reanalyses"]
-    if name in ("tab3_icc", "tab4_system_means"):
-        return shape["raters"] and (shape["systems"] or name == "tab3_icc")
-    return TABLE_LEVELS.get(name, shape["levels"][0]) in shape["levels"]
-
-
-def wanted_figure(spec, shape):
-    """A figure of a set: its level computed, two criteria for criteria heatmaps, systems for the system
-    figures, the representative subset and Fig. 8's metrics only where the set holds them."""
-    return (
-        (spec.get("level") is None or spec["level"] in shape["levels"])
-        and (shape["subset"] or not spec["subset"])
-        and (len(shape["criteria"]) >= 2 or spec["kind"] != "criteria")
-        and (shape["topk"] or spec["kind"] != "topk")
-        and (shape["systems"] or spec["kind"] not in ("bootstrap_f1", "topk", "violins"))
-    )
 
 
 def enabled_figures(criteria):
@@ -115,7 +35,7 @@ def enabled_tables():
     return [
         name
         for name in TABLES
-        if TABLE_LEVELS.get(name, analysis["levels"][0]) in analysis["levels"]
+        if plan.TABLE_LEVELS.get(name, analysis["levels"][0]) in analysis["levels"]
         and (name != "tab5_top3_pearson" or "pearson" in analysis["coefficients"])
     ]
 
@@ -125,7 +45,7 @@ def figure_families(criteria):
     dataset and score set."""
     families = {}
     for name, spec in enabled_figures(criteria).items():
-        families.setdefault(figure_family(spec), []).append(name)
+        families.setdefault(plan.figure_family(spec), []).append(name)
     return families
 
 
@@ -146,21 +66,9 @@ def table_families():
     return {family: names for family, names in families.items() if names}
 
 
-def whole_families(names, families, what):
-    """The wanted names, checked to be whole families: a job's outputs are all targets or none (a partial
-    family would ask a job for files that it cannot make)."""
-    chosen = set(names)
-    for family, members in families.items():
-        if chosen & set(members) and not chosen >= set(members):
-            raise WorkflowError(
-                f"{what} family {family}: only {sorted(chosen & set(members))} wanted; "
-                "fix: regroup the family in figures.smk"
-            )
-    return names
-
-
 def table_targets(base, shape):
-    names = whole_families([name for name in enabled_tables() if wanted_table(name, shape)], table_families(), "table")
+    wanted = [name for name in enabled_tables() if plan.wanted_table(name, shape)]
+    names = startup_check(plan.whole_families, wanted, table_families(), "table")
     return [f"{base}/tables/{name}.{ext}" for name in names for ext in ("csv", "md")] + [
         report_page(base, name) for name in names
     ]
@@ -173,9 +81,9 @@ def figure_targets(base, shape, kinds=None):
     names = [
         name
         for name, spec in figures.items()
-        if wanted_figure(spec, shape) and (kinds is None or spec["kind"] in kinds)
+        if plan.wanted_figure(spec, shape) and (kinds is None or spec["kind"] in kinds)
     ]
-    names = whole_families(names, figure_families(shape["criteria"]), "figure")
+    names = startup_check(plan.whole_families, names, figure_families(shape["criteria"]), "figure")
     return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")] + [
         report_page(base, name) for name in [*names, "about"]
     ]
@@ -206,19 +114,6 @@ def table_outputs(names):
     return outputs
 
 
-def figure_family(spec):
-    """The job that renders a figure: the representative subset's figures together, the figures of the systems
-    (ratings, F1) together, Fig. 8 (its metrics may be absent), the others by kind and level (a set may have the
-    story level alone)."""
-    if spec["subset"]:
-        return "subset"
-    if spec["kind"] in ("bootstrap_f1", "violins"):
-        return "systems"
-    if spec["kind"] == "topk":
-        return "topk"
-    return f"{spec['kind']}_{spec['level']}"
-
-
 def figure_rules():
     """{name of the job's rule -> (its datasets or None, its figures {name -> spec})}. A family whose names hold criteria
     (Williams, and the subset's Williams) gets one rule per criteria set, for the datasets that rate them;
@@ -228,7 +123,7 @@ def figure_rules():
         criteria_sets.setdefault(tuple(structure(dataset, scoreset)["criteria"]), []).append(dataset)
     rules = {}
     for criteria, datasets in criteria_sets.items():
-        suffix = "" if list(criteria) == CRITERIA else re.sub(r"\W", "_", f"_{datasets[0]}")
+        suffix = "" if list(criteria) == plan.CRITERIA else re.sub(r"\W", "_", f"_{datasets[0]}")
         figures = enabled_figures(criteria)
         for family, names in figure_families(criteria).items():
             if family == "subset" or family.startswith("williams"):
@@ -260,15 +155,6 @@ INPUT_PATHS = {
 }
 
 
-# Drawing time of a figure over all metrics, relative to a small heatmap (HANNA's 72 metrics; the job times of
-# bench/bench_workflow_analysis.py): a family's sum is its job priority, so the longest start first (common.smk).
-RELATIVE_COST = {"metric_metric": 4, "williams": 4, "violins": 3, "topk": 2}
-
-
-def family_cost(figures):
-    return sum(1 if spec["subset"] else RELATIVE_COST.get(spec["kind"], 1) for spec in figures.values())
-
-
 def family_params(figures):
     """Only the settings a family's figures read, so that changing one reruns only the figures it changes."""
     params = {"dpi": config["figures"]["dpi"]}
@@ -282,9 +168,12 @@ def family_params(figures):
 FIGURE_RULES = figure_rules()
 
 
+# One rule per figure family, named fig_<family>: `snakemake --list-rules` lists each with the figures it draws
+# (e.g. `snakemake --list-rules | grep fig27`).
 for rule_name, (datasets, figures) in FIGURE_RULES.items():
 
     rule:
+        f"draws {', '.join(figures)}"
         name:
             rule_name
         input:
@@ -298,7 +187,7 @@ for rule_name, (datasets, figures) in FIGURE_RULES.items():
             f"benchmarks/figures/{{dataset}}/{{scoreset}}/{rule_name.removeprefix('fig_')}.tsv"
         wildcard_constraints:
             dataset="|".join(map(re.escape, datasets or DATASETS)),
-        priority: family_cost(figures)
+        priority: plan.family_cost(figures)
         conda:
             CORE_ENV
         params:
@@ -325,9 +214,11 @@ TABLES = {  # name -> (inputs, settings it reads)
 TABLE_RULES = {f"tables_{family}": names for family, names in table_families().items()}
 
 
+# One rule per table family, named tables_<family>; `snakemake --list-rules` lists the tables of each.
 for rule_name, names in TABLE_RULES.items():
 
     rule:
+        f"writes {', '.join(names)}"
         name:
             rule_name
         input:
@@ -352,6 +243,7 @@ for rule_name, names in TABLE_RULES.items():
 
 # What a score set holds, from its data: a page of the report and the paragraph the landing page shows for it.
 rule about_dataset:
+    """writes a score set's About page and its paragraph of the report's landing page"""
     input:
         stories="results/{dataset}/data/stories.csv",
         human="results/{dataset}/data/human_scores.csv",

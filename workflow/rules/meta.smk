@@ -12,6 +12,26 @@ def with_judges(dataset, scoreset):
     return META["judges"] and (dataset, scoreset) == ("hanna", "released")
 
 
+def meta_groupings(dataset, scoreset):
+    """The configured groupings the score set has: item and system need stories on a prompt x system grid."""
+    shape = structure(dataset, scoreset)
+    return [name for name in META["groupings"] if shape["systems"] or name == "none"]
+
+
+def meta_params(wildcards):
+    """The meta section with the score set's own groupings."""
+    return {**META, "groupings": meta_groupings(wildcards.dataset, wildcards.scoreset)}
+
+
+def meta_best_inputs(wildcards):
+    base = META_BASE.format(dataset=wildcards.dataset, scoreset=wildcards.scoreset)
+    groupings = meta_groupings(wildcards.dataset, wildcards.scoreset)
+    return {
+        name: [f"{base}/{stem}_{grouping}.csv" for grouping in groupings]
+        for name, stem in (("intervals", "boot_both"), ("clusters", "clusters"))
+    }
+
+
 def meta_inputs(wildcards):
     """The score set, and the LLM judges beside HANNA's released scores."""
     inputs = scoreset_inputs(wildcards)
@@ -36,12 +56,13 @@ def consensus_inputs(wildcards):
 def meta_targets(dataset, scoreset):
     base = META_BASE.format(dataset=dataset, scoreset=scoreset)
     top = f"results/{dataset}/{scoreset}"
+    groupings = meta_groupings(dataset, scoreset)
     return [
         f"{base}/correlations.csv",
-        f"{base}/pairwise.csv",
-        *expand(f"{base}/{{name}}_{{grouping}}.csv", name=["perm_both", "clusters"], grouping=META["groupings"]),
+        *[f"{base}/pairwise.csv"] * ("system" in groupings),
+        *expand(f"{base}/{{name}}_{{grouping}}.csv", name=["perm_both", "clusters"], grouping=groupings),
         f"{top}/williams_bh.csv",
-        *([f"{base}/williams_judges.csv"] if with_judges(dataset, scoreset) else []),
+        *[f"{base}/williams_judges.csv"] * (with_judges(dataset, scoreset) or scoreset == "computed" and bool(judge_jobs(dataset))),
         *[f"{base}/{name}.csv" for name in ("consensus", "consensus_summary")],
         *[f"{top}/tables/{name}.{ext}" for name in ("meta_best", "meta_consensus") for ext in ("csv", "md")],
         *[f"{top}/figures/meta_best.{ext}" for ext in ("pdf", "png")],
@@ -85,7 +106,7 @@ rule meta_correlations:
     params:
         sources=script_digest("meta_correlations.py"),
         reference_system=HANNA["reference_system"],
-        meta=META,
+        meta=meta_params,
     script:
         "../scripts/meta_correlations.py"
 
@@ -104,7 +125,7 @@ rule meta_pairwise:
     params:
         sources=script_digest("meta_pairwise.py"),
         reference_system=HANNA["reference_system"],
-        meta=META,
+        meta=meta_params,
     script:
         "../scripts/meta_pairwise.py"
 
@@ -124,7 +145,7 @@ rule meta_perm_both:
     params:
         sources=script_digest("meta_perm_both.py"),
         reference_system=HANNA["reference_system"],
-        meta=META,
+        meta=meta_params,
     script:
         "../scripts/meta_perm_both.py"
 
@@ -143,15 +164,14 @@ rule meta_boot_both:
     params:
         sources=script_digest("meta_boot_both.py"),
         reference_system=HANNA["reference_system"],
-        meta=META,
+        meta=meta_params,
     script:
         "../scripts/meta_boot_both.py"
 
 
 rule meta_best:
     input:
-        intervals=expand(f"{META_BASE}/boot_both_{{grouping}}.csv", grouping=META["groupings"], allow_missing=True),
-        clusters=expand(f"{META_BASE}/clusters_{{grouping}}.csv", grouping=META["groupings"], allow_missing=True),
+        unpack(meta_best_inputs),
         caption=caption_file("meta_best"),
     output:
         csv="results/{dataset}/{scoreset}/tables/meta_best.csv",
@@ -237,7 +257,7 @@ rule meta_williams_judges:
     params:
         sources=script_digest("meta_williams_judges.py"),
         reference_system=HANNA["reference_system"],
-        meta=META,
+        meta=meta_params,
     script:
         "../scripts/meta_williams_judges.py"
 

@@ -6,14 +6,19 @@ def merge_inputs(wildcards):
     base = f"results/{wildcards.dataset}/computed/scores"
     return {
         "scores": [f"{base}/{metric_stem(metric)}.parquet" for metric in enabled_metrics(wildcards.dataset)],
-        "released_registry": "results/hanna/released/metrics.csv",
+        "judge_scores": judge_outputs(wildcards.dataset, "scores"),  # judges.smk
+        "judge_registries": judge_outputs(wildcards.dataset, "registry"),
     }
 
 
 def benchmark_inputs(wildcards):
     stems = [metric_stem(metric) for metric in enabled_metrics(wildcards.dataset)]
     return {
-        "benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{stem}.tsv" for stem in stems],
+        "benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{stem}.tsv" for stem in stems]
+        + [
+            f"benchmarks/judges/{wildcards.dataset}/{judge}@{template}.tsv"
+            for judge, template in judge_jobs(wildcards.dataset)
+        ],
         "texts": f"results/{wildcards.dataset}/data/texts.parquet",
     }
 

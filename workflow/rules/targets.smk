@@ -3,21 +3,11 @@
 # the learned evaluator's outputs (storyer.smk).
 
 
-def stats_tables(shape):
-    names = ["correlations", "top_metrics", "borda", "williams", "kemeny", "kemeny_summary"]
-    names += REANALYSES * shape["reanalyses"]
-    if shape["systems"]:
-        names += ["bootstrap_f1", "correlation_ci"] + ["topk"] * shape["topk"]
-    if shape["raters"]:
-        names += ["icc"] + ["system_means"] * shape["systems"]
-    return names
-
-
 def analysis_targets(dataset, scoreset):
     shape = structure(dataset, scoreset)
     base = f"results/{dataset}/{scoreset}"
     return (
-        [f"{base}/{name}.csv" for name in stats_tables(shape)]
+        [f"{base}/{name}.csv" for name in plan.stats_tables(shape)]
         + table_targets(base, shape)
         + figure_targets(base, shape)
     )
@@ -29,7 +19,7 @@ def computed_targets(dataset):
     if config["datasets"][dataset]["kind"] == "hanna-llm":
         targets.append(f"results/{dataset}/validation.csv")
     if structure(dataset, "computed")["ratings"]:
-        targets += analysis_targets(dataset, "computed")
+        targets += analysis_targets(dataset, "computed") + meta_targets(dataset, "computed")
     else:
         targets += unrated_targets(dataset)  # analysis.smk: metric x metric heatmaps, systems ranked by metric
     return targets
@@ -47,11 +37,36 @@ def unrated_targets(dataset):
     return [f"{base}/correlations.csv", *ranking * shape["systems"], *figure_targets(base, shape, ["metric_metric"])]
 
 
-def all_targets():
+def released_targets():
+    """HANNA's released scores: the paper's analysis, the meta-evaluation and the raw annotations' ratings."""
     targets = [hanna_path("license")] + analysis_targets("hanna", "released") + meta_targets("hanna", "released")
     if USE_ANNOTATIONS:
         targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
+    return targets
+
+
+def dataset_targets(dataset):
+    """Everything of one dataset (rule dataset_<name>): its computed scores and analyses, and for hanna also the
+    released scores' analysis; nothing of another dataset's files."""
+    scored = dataset in TEXT_DATASETS and (enabled_metrics(dataset) or judge_jobs(dataset))  # judges.smk
+    targets = computed_targets(dataset) + judge_targets(dataset) if scored else []
+    return targets + (released_targets() if dataset == "hanna" else [])
+
+
+def all_targets():
+    targets = released_targets()
     for dataset in TEXT_DATASETS:
-        if enabled_metrics(dataset):
-            targets += computed_targets(dataset)
-    return targets + storyer_targets()  # storyer.smk
+        targets += dataset_targets(dataset)
+    return list(dict.fromkeys(targets + storyer_targets()))  # storyer.smk
+
+
+# One target per configured dataset: `snakemake --cores N dataset_<name>`.
+for dataset_name in config["datasets"]:
+
+    rule:
+        f"everything of dataset {dataset_name}: its scores, analyses, meta-evaluation, figures and tables"
+        name:
+            f"dataset_{dataset_name}"
+        input:
+            dataset_targets(dataset_name),
+        localrule: True

@@ -1,4 +1,4 @@
-"""Tab. 2 analogue: wall time of each metric job, in total and per story."""
+"""Tab. 2 analogue: wall time of each metric job (and LLM-judge job), in total and per story."""
 
 from pathlib import Path
 
@@ -13,7 +13,8 @@ rows = []
 for path in snakemake.input.benchmarks:
     bench = pd.read_csv(path, sep="\t")
     seconds = float(bench["s"].iloc[-1])
-    rows.append({"metric": Path(path).stem, "seconds": round(seconds, 2), "stories": stories,
+    name = f"judge {Path(path).stem}" if Path(path).parent.parent.name == "judges" else Path(path).stem
+    rows.append({"metric": name, "seconds": round(seconds, 2), "stories": stories,
                  "ms_per_story": round(1000 * seconds / stories, 1), "max_rss_mb": bench["max_rss"].iloc[-1]})
 table = pd.DataFrame(rows)
 write_csv(table, snakemake.output.csv)

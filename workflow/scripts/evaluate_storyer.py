@@ -31,7 +31,8 @@ for dataset, scores_path, registry_path, human_path in zip(params.datasets, snak
                                                             snakemake.input.registries, snakemake.input.human):
     long = read_table(scores_path, ["story_id", "metric", "value"])
     free = evaluate.reference_free_scores(long, read_table(registry_path, ["slug", "reference"]), dataset)
-    human = evaluate.single_criterion(read_table(human_path, ["story_id", "criterion", "score"]), dataset)
+    human = read_table(human_path, ["story_id", "criterion", "score"], round_trip=True)
+    human = evaluate.single_criterion(human, dataset)
     parts.append(evaluate.correlation_rows(free, human, dataset, **bootstrap))
 
 table = evaluate.evaluation_table(parts)

@@ -9,8 +9,10 @@ meta = load_meta(snakemake.input, snakemake.params.reference_system)
 p, grouping = snakemake.params.meta, snakemake.wildcards.grouping
 early = p["early_stop"] and (p["early_stop"]["below"], p["early_stop"]["above"])
 best_k = None if grouping in p["all_pairs"] else p["best_k"]
+block = p["early_stop"]["block"] if p["early_stop"] else p["n_permutations"]
 tests, clusters = perm_both_table(
-    meta, grouping, p["coefficient"], p["n_permutations"], p["seed"], early, best_k, p["alpha"]
+    meta, grouping, p["coefficient"], p["n_permutations"], p["seed"], early, best_k, p["alpha"], block,
+    p["system_perm"],
 )
 write_csv(tests, snakemake.output.tests)
 write_csv(clusters, snakemake.output.clusters)

@@ -7,7 +7,7 @@ log = log_to(snakemake.log[0])
 released = read_released_scores(snakemake.input.scores)
 ratings = read_rater_ratings(snakemake.input.raters, released.human_scores)
 write_csv(released.stories, snakemake.output.stories)
-write_csv(released.human_scores, snakemake.output.human)
+write_csv(released.human_scores, snakemake.output.human, float_format=None)  # ties are compared: every bit
 write_csv(ratings, snakemake.output.ratings)
 write_parquet(released.scores, snakemake.output.scores)
 write_csv(released.registry, snakemake.output.registry)

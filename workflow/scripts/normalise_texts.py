@@ -2,14 +2,15 @@
 
 import pandas as pd
 
-from storyeval.datasets import describe
 from storyeval.io import log_to, write_csv, write_parquet
-from storyeval.text.datasets import subset_prompts
+from storyeval.text.fit import load_fitted
 
 log = log_to(snakemake.log[0])
 name = snakemake.wildcards.textset
-dataset = describe(snakemake.params.dataset, name).load(snakemake.input[0], name)
-texts, human = subset_prompts(dataset.texts, dataset.human_scores, snakemake.params.dataset.get("max_prompts"))
+dataset, notes = load_fitted(snakemake.params.dataset, name, snakemake.input[0])
+for note in notes:
+    log.info("%s: %s", name, note)
+texts, human = dataset.texts, dataset.human_scores
 ratings = (
     dataset.ratings
     if dataset.ratings is not None
@@ -19,6 +20,7 @@ write_parquet(texts, snakemake.output.texts)
 write_csv(
     human if human is not None else texts.iloc[:0, :0].assign(story_id=[], criterion=[], score=[]),
     snakemake.output.text_human,
+    float_format=None,  # system means compare these for ties: every bit
 )
 write_csv(ratings[ratings["story_id"].isin(texts["story_id"])], snakemake.output.text_ratings)
 log.info(

@@ -15,7 +15,8 @@ flat = stories["prompt_id"].isna() | stories["system"].isna()
 stories.loc[flat, "prompt_id"] = 0
 stories.loc[flat, "system"] = stories.loc[flat, "story_id"]
 write_csv(stories, snakemake.output.stories)
-write_csv(read_table(snakemake.input.text_human, ["story_id", "criterion", "score"]), snakemake.output.human)
+human = read_table(snakemake.input.text_human, ["story_id", "criterion", "score"], round_trip=True)
+write_csv(human, snakemake.output.human, float_format=None)  # every bit: system means compare these for ties
 ratings = read_table(snakemake.input.text_ratings, ["story_id", "criterion", "worker", "rating"])
 write_csv(ratings.rename(columns={"worker": "rater"}), snakemake.output.ratings)
 log.info("%d stories, %d without prompt and system, %d rater ratings", len(stories), int(flat.sum()), len(ratings))

@@ -14,7 +14,10 @@ if skipped:
     log.info("stats.topk.metrics: not in this score set, skipped: %s", skipped)
 chosen = resolve_metrics(held, registry, "config.yaml stats.topk.metrics")
 columns = [metrics.names.index(slug) for slug in chosen]
-k_values = range(min(topk["k_max"], len(human.systems)), topk["k_min"] - 1, -1)
+systems = len(human.systems)
+k_values = range(min(topk["k_max"], systems), min(topk["k_min"], systems) - 1, -1)
+if systems < topk["k_min"]:
+    log.warning("%d systems, fewer than stats.topk.k_min (%d): k = %d only", systems, topk["k_min"], systems)
 table = topk_table(
     human.values, metrics.values[..., columns], chosen, human.names, human.systems, k_values, topk["coefficient"]
 )

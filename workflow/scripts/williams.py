@@ -13,4 +13,6 @@ for level in snakemake.params.levels:
     r_mc, r_mm, n = williams_inputs(human.values, metrics.values, level, snakemake.params.story_mode)
     tables.append(williams_table(r_mc, r_mm, n, metrics.names, human.names, level))
     log.info("%s level: n = %d, %d tests, %d with p < 0.05", level, n, len(tables[-1]), (tables[-1]["p"] < 0.05).sum())
+    if n <= 3:
+        log.warning("%s level: n = %d, too few for Williams' test (n - 3 degrees of freedom): t, p NaN", level, n)
 write_csv(pd.concat(tables, ignore_index=True), snakemake.output[0])

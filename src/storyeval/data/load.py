@@ -39,7 +39,7 @@ def reanalysis_recomputes(reanalysis_ties: str, analysis_ties: str) -> bool:
 def human_cube(paths, stories: pd.DataFrame, systems: list[str], exact: bool = False) -> Cube:
     """The per-story human scores over `systems`: human_scores.csv, or (`exact`, see `needs_exact_means`) the
     exact means of rater_ratings.csv (`paths` ratings)."""
-    human = read_table(paths["human"], ["story_id", "criterion", "score"])
+    human = read_table(paths["human"], ["story_id", "criterion", "score"], round_trip=True)
     source = paths["human"]
     if exact:
         if "ratings" not in paths.keys():

@@ -33,6 +33,20 @@ DEGENERATE_NOTE = (
     f"{two_digits(DEGENERATE_RANGE[1])} over the generated stories): numerical noise, not a measurement"
 )
 
+# The order of HANNA's 72 released metric columns (hanna_metric_scores.csv), the papers' order: computed score
+# sets list their metrics in it (then metrics HANNA did not release, in catalog order).
+RELEASED_ORDER = (
+    "bleu", *(f"rouge-{n}-{part}" for n in ("1", "2", "3", "4", "l", "w-1.2", "s-star", "su-star")
+              for part in ("recall", "precision", "f-score")),
+    "meteor", "chrf", "cider", *(f"rouge-we-3-{part}" for part in ("recall", "precision", "f-score")),
+    "bertscore-precision", "bertscore-recall", "bertscore-f1", "moverscore", "depthscore", "baryscore-w",
+    *(f"baryscore-sd-{eps}" for eps in ("10", "5", "1", "0.5", "0.1", "0.01", "0.001")),
+    "s3-pyramid", "s3-responsiveness", "summaqa", "infolm-fisherrao", "infolm-r-fisherrao", "infolm-sim-fisherrao",
+    "bartscore-sh", "bartscore-hs", "supert-golden", "blanc-golden", "coverage", "density", "compression",
+    "text-length", *(f"{name}-{n}" for name in ("novelty", "repetition") for n in (1, 2, 3)),
+    "supert-ps", "supert-ss", "blanc-tune-ps", "blanc-help-ps", "blanc-tune-ss", "blanc-help-ss",
+    "bartscore-ps", "bartscore-sp",
+)
 LABEL_PATTERN = re.compile(r"^(?P<name>\S(?:.*\S)?) (?P<ref>[Ξ¤])(?P<family>[§εΔ])$")
 REGISTRY_COLUMNS = ["slug", "label", "column", "reference", "family", "direction", "degenerate_release", "order"]
 
@@ -42,6 +56,12 @@ def slugify(name: str) -> str:
     slug = name.lower().replace("*", "-star")
     slug = re.sub(r"[^a-z0-9.]+", "-", slug)
     return slug.strip("-")
+
+
+def released_label(registry: pd.DataFrame) -> pd.Series:
+    """The column header HANNA's release would give each row (`BLEU Ξ§`): its label and two markers."""
+    markers = {value: key for key, value in {**REFERENCE_MARKERS, **FAMILY_MARKERS}.items()}
+    return registry["label"] + " " + registry["reference"].map(markers) + registry["family"].map(markers)
 
 
 def is_metric_label(column: str) -> bool:

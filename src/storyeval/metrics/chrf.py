@@ -1,6 +1,6 @@
 """Sentence chrF of the story against the human reference, with sacrebleu (Popovic 2015).
 
-Spec section 4: character n-grams up to 6, no word n-grams, beta 2 (recall
+As HANNA scored it: character n-grams up to 6, no word n-grams, beta 2 (recall
 weighted), scale 0-100 (story = reference gives 100).
 """
 

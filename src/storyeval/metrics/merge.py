@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
-from storyeval.data.registry import REGISTRY_COLUMNS
+from storyeval.data.registry import REGISTRY_COLUMNS, RELEASED_ORDER, released_label
 from storyeval.errors import InputError
 
 
-def merge_scores(paths: list[str | Path], released_registry: pd.DataFrame,
-                 new_columns: dict[str, tuple[str, str, str, str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str, str]],
+                 judges: pd.DataFrame | None = None, order: Sequence[str] = RELEASED_ORDER
+                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(long scores: story_id, metric, value; registry in the released layout).
 
-    Columns are HANNA slugs, so label, reference/free, family and direction come
-    from the released registry; `new_columns` (slug -> label, reference, family,
-    direction) registers metrics HANNA did not release; any other column is refused.
+    `columns` (slug -> label, reference, family, direction: what the metric modules declare,
+    catalog.registry_rows) registers every column a metric file may hold, `judges` the LLM-judge columns
+    (storyeval.judges: their registry rows, whose judge, criterion, task, template and mode the registry
+    keeps); any other column is refused. The registry lists the metrics in `order` (HANNA's release), then the
+    others in `columns`' order, then the judges.
     """
-    extra = pd.DataFrame([(slug, *row) for slug, row in (new_columns or {}).items()],
-                         columns=["slug", "label", "reference", "family", "direction"])
-    released_registry = pd.concat([released_registry, extra[~extra["slug"].isin(released_registry["slug"])]],
-                                  ignore_index=True)
+    from storyeval.judges import JUDGE_COLUMNS
+
+    known_order = [*[slug for slug in order if slug in columns], *[slug for slug in columns if slug not in order]]
+    released_registry = pd.DataFrame([(slug, *columns[slug]) for slug in known_order],
+                                     columns=["slug", "label", "reference", "family", "direction"])
+    judged = judges if judges is not None and len(judges) else None
+    if judged is not None:
+        new = judged[~judged["slug"].isin(released_registry["slug"])]
+        released_registry = pd.concat([released_registry, new[released_registry.columns]], ignore_index=True)
+    released_registry["column"] = released_label(released_registry)
     frames, slugs = [], []
     known = set(released_registry["slug"])
     for path in paths:
@@ -54,4 +64,6 @@ def merge_scores(paths: list[str | Path], released_registry: pd.DataFrame,
         .reset_index()
         .melt(id_vars="story_id", var_name="metric", value_name="value")
     )
-    return long, registry[REGISTRY_COLUMNS]
+    if judged is None:
+        return long, registry[REGISTRY_COLUMNS]
+    return long, registry[REGISTRY_COLUMNS].merge(judged[["slug", *JUDGE_COLUMNS]], on="slug", how="left")

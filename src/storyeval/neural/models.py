@@ -29,6 +29,7 @@ from storyeval.errors import InputError
 from storyeval.neural.paths import (
     cached_revision,
     check_revision,
+    config_key,
     recorded_revision,
     resolve_model_path,
     revision_record,
@@ -83,7 +84,7 @@ def pinned_source(role: str, name: str, revision: str | None) -> dict:
             found = recorded_revision(Path(hf_hub_download(name, "config.json", revision=revision,
                                                            local_files_only=offline())).parent)
         except (OSError, ValueError) as error:  # huggingface_hub's not-found errors are OSErrors
-            raise InputError(f"models.{role}: cannot find {name!r} at revision {revision} in {where_from(name)}: "
+            raise InputError(f"{config_key(role)}: cannot find {name!r} at revision {revision} in {where_from(name)}: "
                              f"{str(error).splitlines()[0]}; fix: correct the name or revision") from error
     check_revision(role, name, revision, found)
     return {"local_files_only": local or offline(), **({} if local else {"revision": revision})}
@@ -115,8 +116,8 @@ def warn_unpinned(role: str, name: str, revision: str | None) -> None:
         return
     commit = cached_revision(name) or "unknown"
     logging.getLogger(__name__).warning(
-        "models.%s %s: no revision pinned, loaded commit %s; pin it with `revision: %s` for the same weights "
-        "next time", role.replace("-", "_"), name, commit, commit)
+        "%s %s: no revision pinned, loaded commit %s; pin it with `revision: %s` for the same weights "
+        "next time", config_key(role if "." in role else role.replace("-", "_")), name, commit, commit)
 
 
 def identity(name_or_path: str | Path, revision: str | None = None) -> dict:

@@ -67,11 +67,16 @@ def revision_record(name_or_path: str | Path, pinned: str | None) -> dict:
     return {} if revision is None else {"revision": revision}
 
 
+def config_key(role: str) -> str:
+    """How messages name a model's config entry: `models.<role>`, or a dotted key as given (a judge's)."""
+    return role if "." in role else f"models.{role}"
+
+
 def check_revision(role: str, name_or_path: str | Path, pinned: str | None, found: str | None) -> None:
     """Stop when a model's revision is not the pinned one (None pins nothing)."""
     if pinned is not None and found != pinned:
         raise InputError(
-            f"models.{role} {name_or_path}: revision {pinned} pinned, {found or 'none recorded'} found; fix: load "
+            f"{config_key(role)} {name_or_path}: revision {pinned} pinned, {found or 'none recorded'} found; fix: load "
             f"the pinned commit (a hub cache's snapshots/{pinned} folder, or a folder whose {REVISION_FILE} names "
             "it), or set the revision to the one you mean to use"
         )

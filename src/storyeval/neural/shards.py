@@ -22,7 +22,8 @@ from storyeval.errors import InputError
 
 IDF_COLUMNS = ("story", "reference")
 # Signature entries that count a shard's own texts: summed over the shards; any other entry must agree.
-COUNTS = ("stories", "n_texts", "n_long_texts", "n_truncated", "n_tokens", "cache_bytes")
+COUNTS = ("stories", "n_texts", "n_long_texts", "n_truncated", "n_tokens", "cache_bytes",
+          "forward_passes", "prompt_tokens", "parse_failures")
 
 
 def shard_count(n_stories: int, size: int | None) -> int:

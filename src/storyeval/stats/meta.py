@@ -69,7 +69,8 @@ class MetaSet:
     def columns(self, criterion: str) -> list[str]:
         """The metrics, then the judges that rate `criterion` and the judges' Averages."""
         judged = self.registry["family"] == FAMILY
-        return list(self.registry.loc[~judged, "slug"]) + judges_for(self.registry[judged], criterion)
+        judges = judges_for(self.registry[judged], criterion) if judged.any() else []
+        return list(self.registry.loc[~judged, "slug"]) + judges
 
     def cubes(self, criterion: str) -> tuple[Cube, Cube]:
         """(human [P, S, 1], metrics [P, S, columns(criterion)]) for one criterion."""
@@ -143,6 +144,8 @@ def perm_both_table(
     early_stop: tuple[float, float] | None,
     best_k: int | None,
     alpha: float,
+    block: int = 100,
+    system_perm: str = "cells",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(tests, clusters) of one grouping: PERM-BOTH per criterion with p_bh (one BH family per criterion), and
     the WMT significance clusters on p_bh. With `best_k`, pairs not tested count as not separated, so ranks
@@ -159,8 +162,10 @@ def perm_both_table(
             coefficient,
             n_permutations,
             seed,
+            block=block,
             early_stop=early_stop,
             pairs=tested_pairs(r, best_k),
+            system_perm=system_perm,
         )
         table = fdr.with_bh(table, "p")
         ranks = permutation.significance_clusters(table, alpha, "p_bh")
@@ -214,16 +219,28 @@ def best_table(intervals: pd.DataFrame, clusters: pd.DataFrame, top: int = 1) ->
     return best[keys + ["kind", "metric", "label", "family", "r", "ci_low", "ci_high", "rank", "rank1_size"]]
 
 
+def task_name(task, short: bool = False) -> str:
+    """"task 2" ("t2" `short`) for an Eval-Prompt number of HANNA's release (also read back as 2.0 or "2"), else
+    the name of the prompt template (a judge computed here, storyeval.judges)."""
+    number = pd.to_numeric(task, errors="coerce")
+    if pd.isna(number):
+        return slugify(str(task)) if short else str(task)
+    return f"t{int(number)}" if short else f"task {int(number)}"
+
+
 def ranked_items(registry: pd.DataFrame) -> pd.DataFrame:
     """slug -> item, label, family: what a consensus ranking ranks. A judge's ratings of the six criteria are one
-    item (judge x task), ranked in each criterion's ranking by the rating of that criterion, so that every ranking
-    holds every item as Borda and Kemeny need; its Average is an item of its own. Metrics are their own items."""
+    item (judge x task, or judge x template for a judge computed here), ranked in each criterion's ranking by the
+    rating of that criterion, so that every ranking holds every item as Borda and Kemeny need; its Average is an
+    item of its own. Metrics are their own items."""
     items = registry[["slug", "label", "family"]].assign(item=registry["slug"])
     if "judge" in registry:
         rated = (registry["family"] == FAMILY) & (registry["criterion"] != AVERAGE)
-        judge, task = registry.loc[rated, "judge"], registry.loc[rated, "task"].astype(int).astype(str)
-        items.loc[rated, "item"] = judge.map(slugify) + "-t" + task
-        items.loc[rated, "label"] = judge + " (task " + task + ")"
+        judge, task = registry.loc[rated, "judge"], registry.loc[rated, "task"]
+        if "template" in registry:  # a judge computed here: its prompt template names the item
+            task = registry.loc[rated, "template"].where(registry.loc[rated, "template"].notna(), task)
+        items.loc[rated, "item"] = judge.map(slugify) + "-" + task.map(lambda t: task_name(t, short=True))
+        items.loc[rated, "label"] = judge + " (" + task.map(task_name) + ")"
     return items
 
 

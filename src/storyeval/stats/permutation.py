@@ -38,11 +38,12 @@ import pandas as pd
 from scipy import stats
 
 from storyeval.errors import InputError
-from storyeval.stats.correlation import correlate, story_level
+from storyeval.stats.correlation import correlate, merge_float_ties, story_level
 from storyeval.stats.grouping import coefficient_function, grouped_arrays
 from storyeval.stats.kendall import CALIBRATED
 
 FLOAT_TOL = 1e-12
+SYSTEM_PERMS = ("cells", "systems")
 CELLS_PER_CHUNK = 2**22
 PERM_CELLS_PER_CHUNK = 2**18  # PERM-BOTH: arrays that stay in cache (item grouping: 2x faster than 2**22)
 
@@ -140,8 +141,12 @@ def perm_both(
     block: int = 100,
     early_stop: tuple[float, float] | None = None,
     pairs: tuple[np.ndarray, np.ndarray] | None = None,
+    system_perm: str = "cells",
 ) -> pd.DataFrame:
     """PERM-BOTH for every ordered pair of metric columns against one human criterion `human` [P, S].
+
+    `system_perm` (grouping system only): "cells" swaps (prompt, system) cells, "systems" swaps system means
+    (module docstring).
 
     `pairs` (first, second column indices, first < second): test only these pairs, both orders; the
     shared swap masks make each pair's p the same as in the run over all pairs.
@@ -153,6 +158,12 @@ def perm_both(
     human = np.asarray(human, dtype=float)[..., None]
     metrics = np.asarray(metrics, dtype=float)
     _check(human, metrics, names, coefficient, n_permutations, "perm_both")
+    if system_perm not in SYSTEM_PERMS:
+        raise InputError(f"perm_both: system_perm {system_perm!r}; fix: choose one of {SYSTEM_PERMS}")
+    if grouping == "system" and system_perm == "systems":
+        # one row of system means: grouping none then correlates the S means, and the masks swap systems
+        human, metrics = (merge_float_ties(v.mean(axis=0))[None] for v in (human, metrics))
+        grouping = "none"
     prompts, systems, m = metrics.shape
     z = standardized(metrics)
     r = batch_correlation(z, human, grouping, coefficient)[:, 0]
@@ -198,9 +209,11 @@ def perm_both(
 
 
 def resample_indices(prompts: int, systems: int, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """BOOT-BOTH draws: prompt indices [B, P] then system indices [B, S], with replacement, default_rng(seed)."""
-    if prompts < 2 or systems < 2:
-        raise InputError(f"boot_both: need >= 2 prompts and >= 2 systems, got {prompts} and {systems}")
+    """BOOT-BOTH draws: prompt indices [B, P] then system indices [B, S], with replacement, default_rng(seed).
+    An axis of one (a dataset of one group: one "prompt" whose stories are its "systems") draws index 0, so
+    BOOT-BOTH is then the plain bootstrap of the stories."""
+    if min(prompts, systems) < 1 or max(prompts, systems) < 2:
+        raise InputError(f"boot_both: need >= 2 prompts or >= 2 systems, got {prompts} and {systems}")
     rng = np.random.default_rng(seed)
     return rng.integers(0, prompts, (n_resamples, prompts)), rng.integers(0, systems, (n_resamples, systems))
 

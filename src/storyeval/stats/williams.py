@@ -70,7 +70,8 @@ def williams_table(
     (The authors' loop took abs() of r12 in place and lost its sign after the
     first column, so r23 was oriented wrongly: a bug, not followed here.)
     Returns columns level, criterion, metric_a, metric_b, r_a, r_b, r_ab
-    (signed, as given), r_ab_oriented (the r23 tested), n, t, p; criterion-major rows.
+    (signed, as given), r_ab_oriented (the r23 tested), n, t, p; criterion-major rows. Where n <= 3 there
+    is no test: t and p are NaN.
     """
     r_mc = np.asarray(r_metric_criterion, dtype=float)
     r_mm = np.asarray(r_metric_metric, dtype=float)
@@ -85,7 +86,9 @@ def williams_table(
     r_ab = np.broadcast_to(r_mm[:, :, None], (m, m, c))
     oriented = r_ab * sign[:, None, :] * sign[None, :, :]
     n_abc = np.broadcast_to(np.asarray(n, dtype=float), (m, m, c))
-    t, p = williams_test(np.abs(r_a), np.abs(r_b), oriented, n_abc)
+    testable = n_abc > 3  # n - 3 degrees of freedom: with 3 systems there is no test, t and p are NaN
+    t, p = williams_test(np.abs(r_a), np.abs(r_b), oriented, np.where(testable, n_abc, 4.0))
+    t, p = np.where(testable, t, np.nan), np.where(testable, p, np.nan)
     a, b = np.nonzero(~np.eye(m, dtype=bool))
     columns = {
         "r_a": np.broadcast_to(r_a, (m, m, c)),

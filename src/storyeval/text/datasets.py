@@ -9,7 +9,7 @@ a prompt and a system, so computed scores line up with HANNA's released ones.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
@@ -22,6 +22,7 @@ from storyeval.data.csvfile import decode_utf8, read_csv_strings
 from storyeval.data.hanna import story_id
 from storyeval.errors import InputError
 from storyeval.pickles import load_restricted
+from storyeval.text import layouts
 from storyeval.text.clean import clean_text
 
 TEXT_COLUMNS = ["story_id", "prompt_id", "system", "prompt", "story", "reference"]
@@ -228,30 +229,65 @@ def read_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFr
 
 
 def load_table(
-    path: str | Path, name: str, *, columns: Mapping, criteria: Mapping[str, str], file_format: str | None = None
+    path: str | Path,
+    name: str,
+    *,
+    columns: Mapping,
+    criteria: Mapping[str, str | list[str]],
+    file_format: str | None = None,
+    layout: str = "wide",
+    scale: Sequence[float] | None = None,
+    integer: bool = False,
 ) -> TextDataset:
-    """The user's own rated stories: one row per story (criteria averaged) or per story and rater.
+    """The user's own rated stories in one of `storyeval.text.layouts`' layouts.
 
-    `columns` maps story_id, story and optionally prompt_id, prompt, system, reference and rater to the
-    file's column names; `criteria` maps each human criterion to its numeric column. Prompt ids are numbered
-    by first appearance. Where stories have both prompts and systems, each prompt must have one story of
-    each system (the story level correlates across systems within a prompt, Chhun et al. 2022).
+    `columns` maps story_id, story and optionally prompt_id, prompt, system, reference and rater (and, layout
+    long, criterion and score) to the file's column names; `criteria` maps each human criterion to its numeric
+    column (a list of per-rater columns, or layout long the criterion column's value). Ratings are checked
+    against `scale` [min, max] and `integer`. Prompt ids are numbered by first appearance. Where stories have
+    both prompts and systems, each prompt must have one story of each system (the story level correlates across
+    systems within a prompt, Chhun et al. 2022).
     """
     label = f"dataset {name}: {path}"
     frame = read_table_file(path, table_format(path, file_format), label)
     if frame.empty:
         raise InputError(f"{label}: no data rows; fix: export the rated stories into the file")
-    mapped = {
-        key: columns[key]
-        for key in ("story_id", "prompt_id", "prompt", "system", "story", "reference", "rater")
-        if columns.get(key)
-    }
-    for key, column in [*mapped.items(), *[(f"criteria.{c}", column) for c, column in criteria.items()]]:
+    keys = ("story_id", "prompt_id", "prompt", "system", "story", "reference", "rater")
+    keys += ("criterion", "score") if layout == "long" else ()
+    mapped = {key: columns[key] for key in keys if columns.get(key)}
+    by_criterion = [] if layout == "long" else [(f"criteria.{name}", column) for name, value in criteria.items()
+                                                for column in _as_list(value)]
+    rating_columns = [column for _, column in by_criterion]
+    for key, column in [*mapped.items(), *by_criterion]:
         if column not in frame.columns:
             raise InputError(
                 f"{label} has no column {column!r} (datasets.{name}.columns.{key}); fix: name one of "
                 f"its columns there: {', '.join(map(str, frame.columns[:12]))}"
             )
+    if layout == "long":
+        frame, criteria = layouts.long_to_wide(frame, mapped, criteria, label, scale, integer)
+        del mapped["criterion"], mapped["score"]
+    elif any(isinstance(value, list) for value in criteria.values()):
+        if "rater" in mapped:
+            raise InputError(f"{label}: per-rater criteria columns and a rater column (datasets.{name}.columns.rater) "
+                             "are two ways to name raters; fix: use one of them")
+        layouts.check_ratings(frame, rating_columns, label, scale, integer)
+        frame, criteria = layouts.per_rater_to_wide(frame, mapped, {c: _as_list(v) for c, v in criteria.items()}, label)
+        mapped["rater"] = layouts.RATER
+    else:
+        layouts.check_ratings(frame, rating_columns, label, scale, integer)
+        if "rater" in mapped:
+            layouts.refuse_repeats(frame, [mapped["story_id"], mapped["rater"]], label, "story and rater")
+    return rated_texts(frame, name, label, mapped, criteria)
+
+
+def _as_list(value: str | list[str]) -> list[str]:
+    return list(value) if isinstance(value, list) else [value]
+
+
+def rated_texts(frame: pd.DataFrame, name: str, label: str, mapped: Mapping[str, str],
+                criteria: Mapping[str, str]) -> TextDataset:
+    """One row per story (or per story and rater), criteria as numeric columns -> the dataset's tables."""
     text = frame[list(dict.fromkeys(mapped.values()))].astype("str")
     ratings = rating_values(frame, criteria, label)
     ids = text[mapped["story_id"]]
@@ -292,18 +328,8 @@ def load_table(
 
 def rating_values(frame: pd.DataFrame, criteria: Mapping[str, str], label: str) -> pd.DataFrame:
     """The criteria columns as finite numbers, named by criterion."""
-    values = pd.DataFrame(
-        {criterion: pd.to_numeric(frame[column], errors="coerce") for criterion, column in criteria.items()},
-        index=frame.index,
-    )
-    for criterion, column in criteria.items():
-        bad = np.flatnonzero(~np.isfinite(values[criterion].to_numpy(dtype=float)))
-        if bad.size:
-            raise InputError(
-                f"{label}: {frame[column].iloc[bad[0]]!r} in column {column!r}, data row {bad[0] + 1}, is "
-                f"not a number ({bad.size} such cells); fix: rate every story on {criterion}"
-            )
-    return values
+    values = layouts.check_ratings(frame, list(criteria.values()), label, None, False)
+    return values.rename(columns={column: criterion for criterion, column in criteria.items()})
 
 
 def check_grid(texts: pd.DataFrame, label: str, mapped: Mapping[str, str]) -> None:

@@ -1,0 +1,78 @@
+"""The `judges` section of the workflow's config: which judge rates which dataset, with which templates and
+criteria; checked before any job (one line naming the key and the fix)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from storyeval.datasets import describe
+from storyeval.errors import InputError
+from storyeval.judges.prompts import hanna_criteria, load_template
+
+HANNA_KINDS = ("hanna-annotations", "hanna-llm")  # rated with HANNA's criteria unless the entry names others
+
+
+def jobs(config: Mapping, dataset: str) -> list[tuple[str, str]]:
+    """(judge, template) of each judge job on `dataset`: its entry's judges (default: every configured judge)
+    times its templates (default: judges.templates)."""
+    judges = config["judges"]
+    entry = judges["datasets"].get(dataset)
+    if entry is None:
+        return []
+    names = entry.get("judges") or list(judges["models"])
+    return [(name, template_name(spec)) for name in names for spec in entry.get("templates") or judges["templates"]]
+
+
+def template_name(spec: str) -> str:
+    return load_template(spec).name
+
+
+def template_spec(config: Mapping, name: str) -> str:
+    """The configured template (a bundled name or a .yaml path) whose name is `name`."""
+    specs = [*config["judges"]["templates"], *(spec for entry in config["judges"]["datasets"].values()
+                                               for spec in entry.get("templates") or [])]
+    return next(spec for spec in specs if template_name(spec) == name)
+
+
+def criteria(config: Mapping, dataset: str) -> dict[str, str]:
+    """{criterion: definition} the judges rate `dataset` on: its entry's `criteria`, else HANNA's six."""
+    return dict(config["judges"]["datasets"][dataset].get("criteria") or hanna_criteria())
+
+
+def settings(config: Mapping, judge: str) -> dict:
+    """The keyword arguments of storyeval.judges.rate.Settings for `judge` (its own mode over judges.mode)."""
+    section = config["judges"]
+    return {"mode": section["models"][judge].get("mode") or section["mode"],
+            **{key: section[key] for key in ("batch_size", "batch_tokens", "max_new_tokens", "dtype", "top_logprobs")}}
+
+
+def check_judges(config: Mapping) -> None:
+    """Template names are unique; with judges configured, every judged dataset is configured, has criteria to rate
+    and the texts its templates read, and every judge it names is configured."""
+    section = config["judges"]
+    names = {}
+    for spec in [*section["templates"], *(s for e in section["datasets"].values() for s in e.get("templates") or [])]:
+        if names.setdefault(template_name(spec), spec) != spec:
+            raise InputError(f"judges.templates: {spec} and {names[template_name(spec)]} are both called "
+                             f"{template_name(spec)!r}; fix: rename one file (the name is part of output paths)")
+    if not section["models"]:
+        return  # nothing is judged: the default config's entries name datasets a config may have replaced
+    for name, entry in section["datasets"].items():
+        key = f"judges.datasets.{name}"
+        if name not in config["datasets"]:
+            raise InputError(f"{key}: no dataset {name!r} under datasets; fix: add it there, or remove this entry")
+        unknown = [judge for judge in entry.get("judges") or [] if judge not in section["models"]]
+        if unknown:
+            raise InputError(f"{key}.judges: {unknown[0]!r} is not under judges.models; fix: add it there or "
+                             f"use one of {', '.join(section['models']) or '(none configured)'}")
+        dataset = config["datasets"][name]
+        if not entry.get("criteria") and dataset["kind"] not in HANNA_KINDS:
+            raise InputError(f"{key}.criteria: missing; fix: give each criterion the judges rate with its "
+                             "definition, e.g. criteria: {Coherence: how much the story makes sense}")
+        texts = describe(dataset, name).texts
+        for spec in entry.get("templates") or section["templates"]:
+            lacking = sorted(load_template(spec).needs - texts)
+            if lacking:
+                raise InputError(f"{key}: template {template_name(spec)} reads the {', '.join(lacking)} of each story, "
+                                 f"which dataset {name} lacks; fix: set {key}.templates to templates that do not "
+                                 "(geval reads the story only)")

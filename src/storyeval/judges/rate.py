@@ -1,0 +1,234 @@
+"""LLM judges: a causal language model rates each story on each criterion, 1 to 5, one prompt per story and
+criterion (`storyeval.judges.prompts`).
+
+Two modes. `expected` (G-Eval, Liu et al. 2023): one forward pass per story and criterion; at the answer position
+(right after the reply's opening) the probabilities of the five rating tokens, renormalised over them, weight
+the ratings: score = sum_r r p(r) / sum_r p(r). Deterministic and finer than one sampled answer; the share of
+the next-token probability the five tokens hold (`rating_mass`) is kept per story as a check that the judge
+answers with a rating at all. `generate`: the greedy answer (at most `max_new_tokens`) parsed by
+`storyeval.judges.parse`; a failure is NaN, counted and reported, never imputed.
+
+Prompts are batched by length (`storyeval.neural.models.length_batches`), left-padded, positions counted from
+each prompt's first token, so that the answer position is the last of every row. A prompt longer than the
+model's window stops the run with one line. The same texts, settings and model give the same numbers from
+`storyeval.judge` and from the workflow's judge job (they call `rate`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from storyeval.errors import InputError
+from storyeval.judges.parse import parse_rating
+from storyeval.judges.prompts import Template, prompt_text
+from storyeval.neural.models import length_batches, pinned_source, warn_unpinned, where_from
+from storyeval.neural.paths import resolve_model_path
+
+RATINGS = np.arange(1, 6)
+MODES = ("expected", "generate")
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    mode: str = "expected"
+    batch_size: int = 8  # prompts per forward pass at most
+    batch_tokens: int = 8192  # padded prompt tokens per forward pass at most
+    max_new_tokens: int = 32  # mode generate
+    dtype: str = "auto"  # auto: bfloat16 on a GPU, float32 on the CPU
+    top_logprobs: int = 20  # a served judge in mode expected (storyeval.judges.http)
+
+
+@dataclass
+class Prompts:
+    """The tokenised prompts of a job: one row per story and criterion."""
+
+    story_id: list = field(default_factory=list)
+    criterion: list = field(default_factory=list)
+    ids: list = field(default_factory=list)  # token ids up to the answer position
+    rating_ids: list = field(default_factory=list)  # the five rating tokens at that position
+
+    @property
+    def tokens(self) -> int:
+        return sum(map(len, self.ids))
+
+
+@lru_cache(maxsize=2)
+def load_judge(key: str, name_or_path: str, device: str | None = None, revision: str | None = None,
+               dtype: str = "auto"):
+    """(model in eval mode on its device, tokenizer) of the causal LM at `name_or_path`, pinned to `revision` as
+    the metric models are (`storyeval.neural.models`); `key` names its config entry in messages."""
+    import torch
+    import transformers
+
+    from storyeval.neural.device import choose_device
+
+    device = str(choose_device(device))
+    name = resolve_model_path(str(name_or_path))
+    transformers.logging.disable_progress_bar()
+    source = pinned_source(key, name, revision)
+    torch_dtype = {"auto": torch.bfloat16 if device.startswith("cuda") else torch.float32,
+                   "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype]
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(name, **source)
+        model = transformers.AutoModelForCausalLM.from_pretrained(name, dtype=torch_dtype, **source)
+    except (OSError, ValueError) as error:
+        raise InputError(f"{key}: cannot load {name!r} as a causal language model from {where_from(name)}: "
+                         f"{str(error).splitlines()[0]}; fix: name a model folder or hub id that holds one") from error
+    warn_unpinned(key, name, revision)
+    return model.eval().to(device), tokenizer
+
+
+def answer_position(tokenizer, text: str, special: bool) -> tuple[list[int], list[int]]:
+    """(ids of `text` up to the answer position, ids of the rating tokens 1-5 there): the longest prefix the
+    tokenisations of text + " 1" ... text + " 5" (the reply "Rating: 4") share, each then ending in one token that
+    is its rating (a BPE tokenizer joins the space to the digit, a SentencePiece one may keep it apart)."""
+    encoded = tokenizer([f"{text} {r}" for r in RATINGS], add_special_tokens=special)["input_ids"]
+    shared = 0
+    while all(len(ids) > shared for ids in encoded) and len({ids[shared] for ids in encoded}) == 1:
+        shared += 1
+    ratings = [ids[shared] if len(ids) == shared + 1 else None for ids in encoded]
+    if None in ratings or any(tokenizer.decode([t]).strip() != str(r) for t, r in zip(ratings, RATINGS)):
+        raise InputError(f"judge tokenizer {getattr(tokenizer, 'name_or_path', '')!r}: the ratings 1-5 are not one "
+                         "token each after the reply's opening; fix: use mode generate for this model")
+    return encoded[0][:shared], ratings
+
+
+def build_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, tokenizer) -> Prompts:
+    """One prompt per story (rows of `texts`) and criterion, story by story."""
+    missing = sorted(column for column in template.needs if column not in texts or texts[column].isna().any())
+    if missing:
+        raise InputError(f"judge template {template.name}: it reads the {', '.join(missing)} of every story, which "
+                         "this dataset lacks; fix: use a template that does not (e.g. geval)")
+    prompts = Prompts()
+    for row in texts.itertuples(index=False):
+        for criterion in criteria:
+            ids, ratings = answer_position(tokenizer, *prompt_text(tokenizer, template, row._asdict(), criterion,
+                                                                  criteria))
+            prompts.story_id.append(row.story_id)
+            prompts.criterion.append(criterion)
+            prompts.ids.append(ids)
+            prompts.rating_ids.append(ratings)
+    return prompts
+
+
+def check_window(model, prompts: Prompts, extra: int, key: str) -> None:
+    window = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+    longest = max(map(len, prompts.ids), default=0) + extra
+    if window is not None and longest > window:
+        k = int(np.argmax(list(map(len, prompts.ids))))
+        raise InputError(f"{key}: the prompt of story {prompts.story_id[k]} ({prompts.criterion[k]}) needs {longest} "
+                         f"tokens, past the model's {window}-token window; fix: use a judge with a longer window or "
+                         "a shorter template")
+
+
+def left_padded(rows: list[list[int]], pad_id: int, device):
+    """Ids, attention mask and positions (counted from each row's first token) of left-padded rows."""
+    import torch
+
+    width = max(map(len, rows))
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for k, row in enumerate(rows):
+        ids[k, width - len(row):] = torch.as_tensor(row)
+        mask[k, width - len(row):] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), positions.to(device)
+
+
+def expected_rating(logits: np.ndarray) -> np.ndarray:
+    """G-Eval's score from the logits [n, 5] of the rating tokens 1-5: sum_r r softmax(logits)_r."""
+    logits = np.asarray(logits, dtype=np.float64)
+    weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return (weights / weights.sum(axis=-1, keepdims=True)) @ RATINGS
+
+
+def run_expected(model, prompts: Prompts, batches, pad_id: int) -> pd.DataFrame:
+    import torch
+
+    value, mass = np.full(len(prompts.ids), np.nan), np.full(len(prompts.ids), np.nan)
+    with torch.inference_mode():
+        for batch in batches:
+            ids, mask, positions = left_padded([prompts.ids[k] for k in batch], pad_id, model.device)
+            try:  # the head on the answer position only: a vocabulary's logits per prompt, not per token
+                out = model(input_ids=ids, attention_mask=mask, position_ids=positions, logits_to_keep=1)
+            except TypeError:  # a model class without logits_to_keep
+                out = model(input_ids=ids, attention_mask=mask, position_ids=positions)
+            logits = out.logits[:, -1].float()
+            chosen = torch.as_tensor([prompts.rating_ids[k] for k in batch], device=logits.device)
+            rating_logits = logits.gather(1, chosen)
+            mass[batch] = (rating_logits.logsumexp(-1) - logits.logsumexp(-1)).exp().cpu().numpy()
+            value[batch] = expected_rating(rating_logits.cpu().numpy())
+    return pd.DataFrame({"value": value, "rating_mass": mass})
+
+
+def run_generate(model, tokenizer, prompts: Prompts, batches, pad_id: int, max_new_tokens: int) -> pd.DataFrame:
+    import torch
+
+    answers = [""] * len(prompts.ids)
+    with torch.inference_mode():
+        for batch in batches:
+            ids, mask, _ = left_padded([prompts.ids[k] for k in batch], pad_id, model.device)
+            out = model.generate(input_ids=ids, attention_mask=mask, max_new_tokens=max_new_tokens, do_sample=False,
+                                 pad_token_id=pad_id, num_beams=1)
+            for k, row in zip(batch, out[:, ids.shape[1]:].tolist()):
+                answers[k] = tokenizer.decode(row, skip_special_tokens=True)
+    parsed = [parse_rating(answer) for answer in answers]
+    return pd.DataFrame({"value": [np.nan if p is None else float(p) for p in parsed], "answer": answers})
+
+
+def rate(texts: pd.DataFrame, criteria: dict[str, str], template: Template, model_path: str | Path,
+         settings: Settings = Settings(), revision: str | None = None, device: str | None = None,
+         key: str = "judge", served: str | None = None, tokenizer: str | None = None,
+         ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(scores: story_id x criterion, details: one row per story and criterion with its prompt tokens and value,
+    and what was run: forward passes, prompt tokens, parse failures) for the stories of `texts` (a text table
+    with story_id, story and what the template reads) rated on `criteria` ({name: definition}). A `model_path`
+    that is a URL is a served judge (`storyeval.judges.http`: `served` model name, local `tokenizer`)."""
+    if settings.mode not in MODES:
+        raise InputError(f"{key}: mode {settings.mode!r}; fix: use one of {', '.join(MODES)}")
+    if str(model_path).startswith(("http://", "https://")):
+        from storyeval.judges.http import rate_http
+
+        return rate_http(texts, criteria, template, str(model_path), settings, served, tokenizer, key=key)
+    model, tokenizer = load_judge(key, str(model_path), device, revision, settings.dtype)
+    prompts = build_prompts(texts, criteria, template, tokenizer)
+    check_window(model, prompts, settings.max_new_tokens if settings.mode == "generate" else 0, key)
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    batches = length_batches(list(map(len, prompts.ids)), settings.batch_tokens, settings.batch_size)
+    log.info("%s: %d forward passes (%d stories x %d criteria), %d prompt tokens, %d batches", key, len(prompts.ids),
+             len(texts), len(criteria), prompts.tokens, len(batches))
+    if settings.mode == "expected":
+        results = run_expected(model, prompts, batches, pad_id)
+    else:
+        results = run_generate(model, tokenizer, prompts, batches, pad_id, settings.max_new_tokens)
+    details = pd.DataFrame({"story_id": prompts.story_id, "criterion": prompts.criterion,
+                            "prompt_tokens": list(map(len, prompts.ids))}).join(results)
+    scores = details.pivot(index="story_id", columns="criterion", values="value")
+    scores = scores.loc[list(texts["story_id"]), list(criteria)].rename_axis(columns=None)
+    failures = int(details["value"].isna().sum()) if settings.mode == "generate" else 0
+    if failures:
+        log.warning("%s: %d of %d answers hold no 1-5 rating (NaN, not imputed): %s", key, failures, len(details),
+                    details.groupby("criterion")["value"].apply(lambda v: int(v.isna().sum())).to_dict())
+    run = {"forward_passes": len(prompts.ids), "prompt_tokens": prompts.tokens, "parse_failures": failures}
+    return scores, details, run
+
+
+def count_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, tokenizer) -> tuple[int, int]:
+    """(forward passes, prompt tokens) a job will run on `texts`: what `build_prompts` gives, counted with one
+    tokenisation per prompt (every prompt ends in the same reply opening, so the answer position lies the same
+    number of tokens before each prompt's end)."""
+    rows = [row._asdict() for row in texts.itertuples(index=False)]
+    if not rows:
+        return 0, 0
+    built = [prompt_text(tokenizer, template, row, criterion, criteria) for row in rows for criterion in criteria]
+    special = built[0][1]
+    lengths = [len(ids) for ids in tokenizer([text for text, _ in built], add_special_tokens=special)["input_ids"]]
+    offset = lengths[0] - len(answer_position(tokenizer, *built[0])[0])
+    return len(built), sum(lengths) - offset * len(built)

@@ -1,0 +1,80 @@
+"""What a dataset's data allow: degenerate shapes get a sentence, not a traceback.
+
+Correlations need three values and Williams' test four (n - 3 degrees of freedom): fewer than four stories
+stops the run; one prompt, or fewer than three systems (which cannot be correlated within a prompt), make one group
+(story level over all stories, no system level); with three systems Williams' test has no system level;
+a criterion with one value on every story has no correlation and is left out, and a dataset where no
+criterion varies stops. The same function shapes the data (rule normalise_texts) and
+plans the targets at start-up, so the two agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from storyeval.datasets import Dataset, describe
+from storyeval.errors import InputError
+from storyeval.text.datasets import TextDataset, subset_prompts
+
+MIN_VALUES = 3  # a correlation of two points is +-1 whatever the data
+MIN_WILLIAMS = 4  # Williams' test (Chhun et al.'s Fig. 27-38) has n - 3 degrees of freedom
+
+
+def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
+    """(the dataset reduced to what its analyses can use, one phrase per reduction)."""
+    texts, notes = data.texts, []
+    if len(texts) < MIN_WILLIAMS:
+        raise InputError(f"dataset {data.name}: {len(texts)} stories; its tests need at least {MIN_WILLIAMS} "
+                         "(Williams' test has n - 3 degrees of freedom); fix: add stories")
+    systems = texts["system"].dropna().unique()
+    if len(systems) and texts["prompt_id"].nunique() == 1:
+        texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
+        notes.append("one prompt, so one group: story-level correlations over its stories and no system level "
+                     "(each system has one story)")
+    elif 0 < len(systems) < MIN_VALUES:
+        texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
+        notes.append(f"{len(systems)} system{'s' * (len(systems) > 1)} ({', '.join(map(repr, systems))}), fewer than "
+                     f"the {MIN_VALUES} a correlation needs within a prompt or between system means, so story-level "
+                     "correlations over all stories and no system level")
+    elif len(systems) == MIN_VALUES:
+        notes.append(f"3 systems, fewer than the {MIN_WILLIAMS} Williams' test needs between system means, so its "
+                     "system-level t and p are NaN (the correlations are computed)")
+    human, ratings = data.human_scores, data.ratings
+    if human is not None and len(human):
+        spread = human.groupby("criterion", sort=False)["score"].agg(lambda v: v.max() - v.min())
+        constant = list(spread.index[spread == 0])
+        if len(constant) == len(spread):
+            raise InputError(f"dataset {data.name}: no criterion varies (every story has the same rating on "
+                             f"{', '.join(constant)}); fix: check the ratings column(s), nothing can be correlated")
+        if constant:
+            values = human.groupby("criterion")["score"].first()
+            notes.append("; ".join(f"criterion {name!r} is {values[name]:g} on every story, so it is left out "
+                                   "(a constant has no correlation)" for name in constant))
+            human = human[~human["criterion"].isin(constant)].reset_index(drop=True)
+            ratings = None if ratings is None else ratings[~ratings["criterion"].isin(constant)].reset_index(drop=True)
+    if ratings is not None and ratings["worker"].nunique() < 2:
+        notes.append("one rater, so no ICC (Tab. 3) or system means (Tab. 4)")
+        ratings = None
+    texts.attrs = dict(data.texts.attrs)
+    return dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings), notes
+
+
+def load_fitted(entry: Mapping, name: str, path: str | Path) -> tuple[TextDataset, list[str]]:
+    """A configured dataset's file read (its first `max_prompts` prompts) and fitted to what it allows."""
+    data = describe(entry, name).load(path, name)
+    texts, human = subset_prompts(data.texts, data.human_scores, entry.get("max_prompts"))
+    ratings = None if data.ratings is None else data.ratings[data.ratings["story_id"].isin(texts["story_id"])]
+    return fit_to_data(dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings))
+
+
+def fitted_description(dataset: Dataset, data: TextDataset) -> Dataset:
+    """`dataset`'s declaration reduced to what `data` (fit_to_data's) holds: systems, raters, criteria."""
+    kept = set() if data.human_scores is None else set(data.human_scores["criterion"])
+    return dataclasses.replace(dataset, systems=dataset.systems and bool(data.texts["system"].notna().any()),
+                               raters=dataset.raters and data.ratings is not None,
+                               criteria=tuple(name for name in dataset.criteria if name in kept))
