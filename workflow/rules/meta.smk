@@ -4,8 +4,8 @@
 # (Deutsch, Dror & Roth 2021) per grouping, BH-adjusted p-values (Benjamini & Hochberg 1995), WMT clusters.
 META = config["meta"]
 META_BASE = "results/{dataset}/{scoreset}/meta"
-META_TITLE = "Which LLM judge and which metric agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
-CONSENSUS_TITLE = "Best LLM judges and metrics by Kemeny consensus of their rankings per criterion (Borda beside)"
+META_TITLE = "Which metrics (and LLM judges) agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
+CONSENSUS_TITLE = "Best metrics (and LLM judges) by Kemeny consensus of their rankings per criterion (Borda beside)"
 
 
 def with_judges(dataset, scoreset):

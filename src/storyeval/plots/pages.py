@@ -53,8 +53,8 @@ TABLES = {  # name -> (number or name in the papers, title of the table), in the
     "reanalysis2_coefficient_agreement": (
         "Reanalysis 2", "Reanalysis 2: do rankings depend on the coefficient? Wilcoxon signed-rank on paired |r|, "
                         "Kendall tau between rankings"),
-    "meta_best_table": ("Meta", "Best LLM judges and metrics per criterion and grouping"),
-    "meta_consensus_table": ("Meta", "Kemeny and Borda consensus of LLM judges and metrics"),
+    "meta_best_table": ("Meta", "Best metrics (and LLM judges) per criterion and grouping"),
+    "meta_consensus_table": ("Meta", "Kemeny and Borda consensus of metrics (and LLM judges)"),
     "system_ranking_table": ("Systems", "Systems ranked by each metric (rank 1 = best), and Borda consensus rankings"),
     "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
