@@ -253,9 +253,10 @@ def assert_pages_tell_the_truth(base: Path, wildcards: dict[str, str]) -> None:
             kinds = ("_metric_", "bootstrap_f1", "williams")  # the figures of every metric, not of a subset
             all_metrics = any(kind in name for kind in kinds) and not name.endswith("_subset")
             assert (DEGENERATE in text) == (degenerate and all_metrics), name
-        if name in TABLE_CAPTIONS and (base / "tables" / f"{name}.csv").exists():
+        csv = base / "tables" / f"{name.removesuffix('_table')}.csv"  # meta_best_table: tables/meta_best.csv
+        if name in TABLE_CAPTIONS and csv.exists():
             assert caption_html(REPORT / f"{TABLE_CAPTIONS[name]}.rst", wildcards) in text, name
-            assert files[f"{name}.csv"] == (base / "tables" / f"{name}.csv").read_bytes(), name
+            assert files[csv.name] == csv.read_bytes(), name
 
 
 def test_make_report_reports_one_dataset_and_never_installs():
