@@ -453,6 +453,10 @@ def test_meta_best_labels_lie_inside_the_png(tmp_path):
             for grouping in ("none", "item", "system") for criterion in CRITERIA[:2]
             for kind in ("metric", "LLM judge") for k in range(5)]
     figure = best_agreement(pd.DataFrame(rows), "pearson", dpi=200)
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == [
+        "metric, best cluster", "metric", "LLM judge, best cluster", "LLM judge"]
+    metrics_only = best_agreement(pd.DataFrame(rows).query("kind == 'metric'"), "pearson", dpi=200)
+    assert [text.get_text() for text in metrics_only.legends[0].get_texts()] == ["metric, best cluster", "metric"]
     save_figure(figure, tmp_path / "meta.pdf", tmp_path / "meta.png", dpi=200)
     grey = np.asarray(Image.open(tmp_path / "meta.png").convert("L"))
     assert grey[:, :6].min() == 255 and grey[:, -6:].min() == 255
