@@ -49,10 +49,16 @@ lint: check-env
 	$(BIN)/ruff check .
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 
-# The report reads the finished outputs: run the workflow first (nothing to do if it is complete).
+# The report reads the finished outputs: run the workflow first (nothing to do if it is complete). With
+# DATASET=name (and the CONFIG that declares it): that dataset's outputs alone, in report-<name>.html.
+CONFIG ?=
+DATASET ?=
+REPORT_ARGS := $(if $(CONFIG),--configfile $(CONFIG)) $(if $(DATASET),-- dataset_$(DATASET))
+REPORT_FILE := $(if $(DATASET),report-$(DATASET).html,report.html)
+
 report: check-env
-	$(BIN)/snakemake --cores $(CORES)
-	$(BIN)/snakemake --report report.html
+	$(BIN)/snakemake --cores $(CORES) $(REPORT_ARGS)
+	$(BIN)/snakemake --report $(REPORT_FILE) $(REPORT_ARGS)
 
 clean:
-	rm -rf results logs benchmarks .snakemake report.html
+	rm -rf results logs benchmarks .snakemake report.html report-*.html

@@ -2,7 +2,15 @@ import pandas as pd
 import pytest
 
 from storyeval.data.hanna import read_rater_ratings, read_released_scores
-from storyeval.data.registry import build_registry, parse_label, resolve_metrics, slugify
+from storyeval.data.registry import (
+    DEGENERATE_NOTE,
+    DEGENERATE_RANGE,
+    build_registry,
+    parse_label,
+    resolve_metrics,
+    slugify,
+    two_digits,
+)
 from storyeval.errors import InputError
 
 
@@ -82,6 +90,17 @@ def test_unknown_metric_name_is_refused(released):
     assert resolve_metrics(["chrF", "bleu"], released.registry, "cfg") == ["chrf", "bleu"]
     with pytest.raises(InputError, match=r"unknown metric 'chrF\+\+'"):
         resolve_metrics(["chrF++"], released.registry, "cfg")
+
+
+def test_the_degenerate_range_stated_is_the_releases(released):
+    """The note every table, figure page and caption carries states the release's own extremes."""
+    generated = released.stories.loc[released.stories["system"] != "Human", "story_id"]
+    for slug in released.registry.loc[released.registry["degenerate_release"], "slug"]:
+        values = released.scores[(released.scores["metric"] == slug) & released.scores["story_id"].isin(generated)]
+        low, high = values["value"].min(), values["value"].max()
+        assert (f"{low:.2g}", f"{high:.2g}") == tuple(f"{bound:.2g}" for bound in DEGENERATE_RANGE)
+        assert f"{two_digits(low)} to {two_digits(high)}" in DEGENERATE_NOTE  # 1.2e-178 to 1.1e-9
+    assert set(released.registry.loc[released.registry["degenerate_release"], "label"]) == {"BaryScore-SD-0.001"}
 
 
 def test_the_packaged_column_order_and_headers_are_the_releases(released):

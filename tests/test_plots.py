@@ -422,3 +422,41 @@ def test_correlation_matrix_orders_and_labels_each_kind(hanna):
     assert list(metrics.index) == labels == list(metrics.columns) and np.allclose(np.diag(metrics), 1.0)
     criteria = correlation_matrix(table, "criteria", "story", "kendall", registry)
     assert list(criteria.index) == CRITERIA == list(criteria.columns)
+
+
+@pytest.mark.parametrize("kind", ["metric_criterion", "metric_metric"])
+def test_a_degenerate_release_is_marked_in_every_heatmap_that_shows_it(hanna, kind):
+    """The † that the tables, captions and landing page explain is on the heatmap's own axis labels."""
+    from storyeval.plots.heatmaps import correlation_matrix
+
+    table = correlation_table(hanna["human"], hanna["metrics"], ["story"], ["kendall"])
+    registry = hanna["released"].registry
+    shown = correlation_matrix(table, kind, "story", "kendall", registry)
+    figure = correlation_heatmap(shown, kind, lower_triangle=kind == "metric_metric",
+                                 average_row=kind == "metric_criterion")
+    axes = figure.axes[0]
+    for labels in ([axes.get_xticklabels()] + [axes.get_yticklabels()] * (kind == "metric_metric")):
+        marked = [label.get_text() for label in labels if "†" in label.get_text()]
+        assert marked == ["BaryScore-SD-0.001†"]
+    subset = correlation_matrix(table, kind, "story", "kendall", registry, ["chrf", "bleu"])
+    assert not any("†" in str(label) for label in [*subset.index, *subset.columns])
+
+
+def test_meta_best_labels_lie_inside_the_png(tmp_path):
+    """The layout is measured at the PNG's resolution: no label loses its first letters at the page's edge."""
+    from PIL import Image
+
+    from storyeval.plots.meta import best_agreement
+
+    rows = [{"grouping": grouping, "criterion": criterion, "kind": kind, "label": f"OrcaPlatypus AVG (task {k})",
+             "r": 0.3 - 0.01 * k, "ci_low": 0.2 - 0.01 * k, "ci_high": 0.4, "rank": 1 + (k > 2)}
+            for grouping in ("none", "item", "system") for criterion in CRITERIA[:2]
+            for kind in ("metric", "LLM judge") for k in range(5)]
+    figure = best_agreement(pd.DataFrame(rows), "pearson", dpi=200)
+    assert [text.get_text() for text in figure.legends[0].get_texts()] == [
+        "metric, best cluster", "metric", "LLM judge, best cluster", "LLM judge"]
+    metrics_only = best_agreement(pd.DataFrame(rows).query("kind == 'metric'"), "pearson", dpi=200)
+    assert [text.get_text() for text in metrics_only.legends[0].get_texts()] == ["metric, best cluster", "metric"]
+    save_figure(figure, tmp_path / "meta.pdf", tmp_path / "meta.png", dpi=200)
+    grey = np.asarray(Image.open(tmp_path / "meta.png").convert("L"))
+    assert grey[:, :6].min() == 255 and grey[:, -6:].min() == 255

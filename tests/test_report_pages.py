@@ -1,28 +1,58 @@
-"""The report pages: a table as HTML (Tab. 4's best value in bold, the † note, the files named); a figure as its
-PNG's exact pixels at screen resolution."""
+"""The report pages: a table as HTML (Tab. 4's best value in bold, the † note, its files to save); a figure as its
+PNG's exact pixels at screen resolution and its PDF to save; the captions of each kind on the page; the meta
+tables for people; the landing page of whatever the report holds."""
 
 import base64
+import html
 import io
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from PIL import Image
 
 from storyeval.plots.base import save_figure
 from storyeval.plots.heatmaps import correlation_heatmap
-from storyeval.plots.pages import SCREEN_DPI, write_figure_page, write_table_page
+from storyeval.plots.pages import (
+    DEGENERATE,
+    META_TABLES,
+    SCREEN_DPI,
+    SHOWN_PER_GROUP,
+    TABLE_CAPTIONS,
+    TABLES,
+    WILDCARD,
+    about_text,
+    caption_html,
+    figure_heading,
+    figure_labels,
+    readable,
+    table_labels,
+    write_figure_page,
+    write_table_page,
+)
 
 
 def test_table_page_shows_the_table_with_its_marks(tmp_path):
-    frame = pd.DataFrame({"System": ["Human", "CTRL"], "Relevance": ["**4.17** [4.03, 4.31]", "*2.54 [2.38, 2.70]"],
-                          "Top": ["BaryScore-SD-0.001 †", "chrF"]})
-    page = tmp_path / "tab4.html"
-    write_table_page(page, frame, "Tab. 4: mean rating per system", ["tab4.csv", "tab4.md"])
+    frame = pd.DataFrame({"System": ["Human", "CTRL"], "Relevance": ["**4.17** [4.03, 4.31]", "*2.54* [2.38, 2.70]"],
+                          "Top": ["BaryScore-SD-0.001 †", "ROUGE-S* F-Score"], "Next": ["ROUGE-SU* Recall", "x"]})
+    page, files = tmp_path / "tab4.html", [tmp_path / "tab4.csv", tmp_path / "tab4.md"]
+    frame.to_csv(files[0], index=False)
+    files[1].write_text("# Tab. 4\n")
+    write_table_page(page, frame, "Tab. 4: mean rating per system", files)
     text = page.read_text(encoding="utf-8")
     assert "<table" in text and "<td><b>4.17</b> [4.03, 4.31]</td>" in text and "**" not in text
-    assert "<td>*2.54 [2.38, 2.70]</td>" in text  # one star: the interval overlaps the best one's, kept as is
-    assert "†" in text.split("</table>")[1] and "<code>tab4.csv</code>" in text
+    assert "<td><i>2.54</i> [2.38, 2.70]</td>" in text  # one star: the interval overlaps the best one's
+    assert "<td>ROUGE-S* F-Score</td>" in text and "<td>ROUGE-SU* Recall</td>" in text  # a name's star stays
+    assert DEGENERATE in text.split("</table>")[1]
+    assert linked(page) == {file.name: file.read_bytes() for file in files}
+
+
+def linked(page) -> dict[str, bytes]:
+    """{file name: bytes} of the page's download links."""
+    links = re.findall(r'<a download="([^"]+)" href="data:[^;]+;base64,([^"]+)"', page.read_text(encoding="utf-8"))
+    return {name: base64.b64decode(data) for name, data in links}
 
 
 def embedded_pixels(page):
@@ -41,6 +71,206 @@ def test_figure_page_holds_the_png_pixels_whether_handed_over_or_read(tmp_path):
     write_figure_page(tmp_path / "given.html", png, pdf, "12 x 12", 100, pixels)
     write_figure_page(tmp_path / "read.html", png, pdf, "12 x 12", 100)
     assert np.array_equal(embedded_pixels(tmp_path / "given.html"), on_disk)
+    assert linked(tmp_path / "given.html") == {"f.pdf": pdf.read_bytes()}  # the PDF itself, away from results/
     assert (tmp_path / "given.html").read_bytes() == (tmp_path / "read.html").read_bytes()
     width = int(re.search(r'<img width="(\d+)"', (tmp_path / "read.html").read_text()).group(1))
     assert width == round(on_disk.shape[1] * SCREEN_DPI / 100)
+
+
+REPORT = Path(__file__).resolve().parents[1] / "workflow/report"
+
+
+@pytest.mark.parametrize("caption", sorted(path.name for path in REPORT.glob("*.rst") if path.name != "workflow.rst"))
+def test_caption_on_the_page_reads_as_the_reports(caption):
+    """The page shows the caption as Snakemake's report renders it (docutils), the wildcards filled."""
+    from docutils.core import publish_parts
+
+    wildcards = {"dataset": "mine", "scoreset": "computed", "model": "tiny"}
+    filled = WILDCARD.sub(lambda match: wildcards[match[1]], (REPORT / caption).read_text(encoding="utf-8"))
+    ours = caption_html(REPORT / caption, wildcards)
+    theirs = publish_parts(filled, writer="html")["body"]
+
+    def words(markup: str) -> str:
+        return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", markup)).split())
+
+    assert words(ours) == words(theirs) and "{{" not in ours
+    literal = '<tt class="docutils literal">'
+    assert ours.count("<em>") == theirs.count("<em>") and ours.count("<code>") == theirs.count(literal)
+
+
+# What each kind of table holds, in its caption's words; only percent tables say "in percent".
+HOLDS = {"icc": "intraclass correlation", "system_means": "mean rating", "top_metrics": "in percent",
+         "borda": "Borda count", "kemeny": "Kendall distance", "sum_of_ranks": "ranks are summed",
+         "reanalysis_top_k": "as fractions", "coefficient_agreement": "Wilcoxon signed-rank"}
+PERCENT = {"top_metrics", "heatmap", "bootstrap_f1", "topk", "williams"}
+
+
+def test_each_kind_of_table_has_its_own_caption():
+    assert set(TABLE_CAPTIONS) == set(TABLES)
+    for name, caption in TABLE_CAPTIONS.items():
+        text = " ".join((REPORT / f"{caption}.rst").read_text(encoding="utf-8").split())
+        assert HOLDS.get(caption, "") in text, name
+        assert ("in percent" in text) == (caption in PERCENT), name
+    kinds = {caption for name, caption in TABLE_CAPTIONS.items() if name.startswith(("tab", "reanalysis", "kemeny"))}
+    assert kinds == set(HOLDS)
+
+
+def as_the_report_sorts(rows: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    """The report's order (JavaScript localeCompare, label by label): punctuation, then digits, then letters."""
+    def key(text: str) -> list[tuple[int, str]]:
+        return [(0 if not char.isalnum() else 1 if char.isdigit() else 2, char.lower()) for char in text]
+
+    return sorted(rows, key=lambda row: [key(label) for label in row])
+
+
+def test_tables_are_listed_in_the_papers_order():
+    """The report sorts entries by their labels as text; the # label keeps TABLES' order (Tab. 3 before Kemeny)."""
+    rows = [tuple(table_labels(name).values()) for name in TABLES]
+    assert as_the_report_sorts(rows) == rows and list(table_labels("tab3_icc")) == ["#", "Table", "Shows"]
+
+
+def test_figures_are_listed_in_the_papers_order():
+    """Numbered figures first, in their order; a dataset's unnumbered Williams figures after them, not before."""
+    specs = {"fig02_criteria_system_kendall": {"kind": "criteria", "level": "system", "coefficient": "kendall",
+                                               "subset": False},
+             "fig27_williams_story_relevance": {"kind": "williams", "level": "story", "criterion": "Relevance",
+                                                "subset": False},
+             "williams_story_delight": {"kind": "williams", "level": "story", "criterion": "Delight", "subset": False},
+             "williams_system_delight": {"kind": "williams", "level": "system", "criterion": "Delight",
+                                         "subset": False}}
+    rows = [tuple(figure_labels(name, spec).values()) for name, spec in specs.items()]
+    assert as_the_report_sorts(rows) == rows
+    assert figure_heading("williams_story_delight", specs["williams_story_delight"]).startswith("Williams test")
+
+
+def meta_best_frame() -> pd.DataFrame:
+    rows = [{"grouping": grouping, "coefficient": "pearson", "criterion": criterion, "kind": "metric",
+             "metric": f"metric-{k}", "label": f"Metric {k}", "family": "string", "r": 0.5 - k / 30,
+             "ci_low": 0.4 - k / 30, "ci_high": 0.6 - k / 30, "rank": 1 + k // 3, "rank1_size": 3}
+            for grouping in ("none", "system") for criterion in ("Flow", "Wit") for k in range(5)]
+    return pd.DataFrame(rows)
+
+
+def test_meta_tables_are_for_people(tmp_path):
+    """Labels not slugs, no column with one value, three decimals, the first rows of each group and the whole
+    table to save."""
+    frame = meta_best_frame()
+    csv = tmp_path / "meta_best.csv"
+    frame.to_csv(csv, index=False)
+    headers, groups = META_TABLES["meta_best_table"]
+    shown = readable(frame, headers)
+    assert "metric" not in shown and "Coefficient" not in shown and "Best cluster size" not in shown
+    assert list(shown.columns) == ["Grouping", "Criterion", "Metric or LLM judge", "r", "95 % CI low",
+                                   "95 % CI high", "Cluster rank"]
+    assert shown["r"].iloc[1] == "0.467" and shown["Cluster rank"].iloc[0] == 1
+    counts = readable(pd.DataFrame({"borda": [1957.0, 1341.5], "rank": [1.0, 2.0]}), {"borda": "Borda", "rank": "R"})
+    assert counts.to_dict("list") == {"Borda": ["1957.0", "1341.5"], "R": ["1", "2"]}
+    page = tmp_path / "meta_best_table.html"
+    write_table_page(page, shown, "Meta", [csv], "", groups)
+    text = page.read_text(encoding="utf-8")
+    assert text.count("<tr") == 1 + 2 * 2 * SHOWN_PER_GROUP and "12 of 20 rows" in text
+    assert "Metric 3" not in text and linked(page) == {"meta_best.csv": csv.read_bytes()}
+
+
+class Named:
+    def __init__(self, name):
+        self.name = name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __eq__(self, other):
+        return self.name == other.name
+
+    def __lt__(self, other):
+        return self.name < other.name
+
+
+class Result:
+    def __init__(self, path):
+        self.path = Path(path)
+
+
+def landing(tmp_path, categories: dict[str, dict[str, list[str]]], judges: bool = True) -> str:
+    """The landing page as Snakemake's report renders it (workflow.rst through Jinja, then docutils), as text."""
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+
+    results = {Named(category): {Named(sub): [Result(tmp_path / name) for name in names]
+                                 for sub, names in subcategories.items()}
+               for category, subcategories in categories.items()}
+    snakemake = type("Snakemake", (), {"config": {"meta": {"judges": judges}}})
+    rst = Environment(trim_blocks=True, lstrip_blocks=True).from_string(
+        (REPORT / "workflow.rst").read_text(encoding="utf-8")).render(snakemake=snakemake, categories=results, files=[])
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", "", publish_parts(rst, writer="html")["body"])).split())
+
+
+def test_landing_page_introduces_what_the_report_holds(tmp_path):
+    stories = pd.DataFrame({"story_id": [f"s{k}" for k in range(6)], "prompt_id": [0, 0, 0, 1, 1, 1],
+                            "system": ["A", "B", "Human"] * 2})
+    human = pd.DataFrame({"story_id": ["s0", "s1", "s3", "s4"], "criterion": ["Flow", "Wit", "Flow", "Wit"],
+                          "score": [1.0, 2.0, 3.0, 4.0]})
+    ratings = pd.DataFrame({"story_id": ["s0", "s0", "s1", "s1", "s3"], "criterion": ["Flow"] * 5,
+                            "rater": ["r1", "r2", "r2", "r3", "r1"], "rating": [1, 2, 3, 4, 5]})
+    registry = pd.DataFrame({"slug": ["bleu", "chrf"], "label": ["BLEU", "chrF"], "family": ["string"] * 2})
+    (tmp_path / "about.rst").write_text(about_text("mine", "computed", stories, human, ratings, registry, "Human"))
+    own = landing(tmp_path, {"mine, computed scores": {"About": ["about.html"], "Tables": ["meta_best.html"]}})
+    assert ("mine, computed scores. 6 stories written for 2 prompts by 2 systems (A, B) and the human reference. "
+            "4 of them are rated on 2 criteria (Flow, Wit) by 3 raters, 1-2 a story. "
+            "2 metric scores (2 string).") in own
+    assert "which metric agrees best" in own and "LLM judge" not in own
+    assert "1,056" not in own and "HANNA's authors released" not in own and "audit" not in own
+    assert "†" not in own  # nothing here is marked
+    flat = about_text("wp", "computed", stories.assign(system=stories["story_id"]), human.iloc[:0], ratings.iloc[:0],
+                      registry, "Human")
+    assert flat.startswith("**wp, computed scores.** 6 stories, without prompts and systems: each story is an item")
+    assert "No human ratings" in flat
+    (tmp_path / "about.rst").write_text(about_text("hanna", "released", stories, human, ratings, registry.assign(
+        degenerate_release=[True, False]), "Human"))
+    full = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"], "Tables": ["meta_best.html"]},
+                              "Reproduction audit": {"Tables": ["audit.html"]}})
+    assert "HANNA's authors released" in full and "which LLM judge" in full and "Reproduction audit:" in full
+    assert "computed scores category" not in full
+    both = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"]},
+                              "mine, computed scores": {"About": ["about.html"]}})
+    assert "computed scores category holds" in both and "Meta entries" not in both
+    assert "1.2e-178 to 1.1e-9" in full and "1e-56" not in full
+
+
+def assert_pages_tell_the_truth(base: Path, wildcards: dict[str, str]) -> None:
+    """A run's report pages (results/<dataset>/<scoreset>): each shows its kind's caption, saves the very files
+    it names, and notes † where a figure shows a degenerate release."""
+    registry = pd.read_csv(base / "metrics.csv")
+    degenerate = registry["degenerate_release"].astype(bool).any()
+    pages = sorted((base / "report").glob("*.html"))
+    assert pages
+    for page in pages:
+        text, name = page.read_text(encoding="utf-8"), page.stem
+        assert '<p class="caption">' in text, name
+        files = linked(page)
+        if (base / "figures" / f"{name}.pdf").exists():
+            assert files == {f"{name}.pdf": (base / "figures" / f"{name}.pdf").read_bytes()}, name
+            kinds = ("_metric_", "bootstrap_f1", "williams")  # the figures of every metric, not of a subset
+            all_metrics = any(kind in name for kind in kinds) and not name.endswith("_subset")
+            assert (DEGENERATE in text) == (degenerate and all_metrics), name
+        csv = base / "tables" / f"{name.removesuffix('_table')}.csv"  # meta_best_table: tables/meta_best.csv
+        if name in TABLE_CAPTIONS and csv.exists():
+            assert caption_html(REPORT / f"{TABLE_CAPTIONS[name]}.rst", wildcards) in text, name
+            assert files[csv.name] == csv.read_bytes(), name
+
+
+def test_make_report_reports_one_dataset_and_never_installs():
+    import subprocess
+
+    repo = REPORT.parents[1]
+
+    def planned(*args: str) -> str:
+        return subprocess.run(["make", "-n", "-C", str(repo), "report", *args], capture_output=True, text=True,
+                              check=True).stdout
+
+    one = planned("CONFIG=mine.yaml", "DATASET=mine")
+    assert "snakemake --cores 2 --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
+    assert "snakemake --report report-mine.html --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
+    default = " ".join(planned().split())
+    assert "--report report.html" in default and "dataset_" not in default and "--configfile" not in default
+    assert "pip" not in one + default and "run make env" in default

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from test_report_pages import assert_pages_tell_the_truth
 
 from storyeval.datasets import metric_names
 
@@ -75,6 +76,12 @@ def test_every_figure_and_table_rendered(finished_run):
         "reanalysis2_top_k.md",
         "reanalysis2_coefficient_agreement.md",
     } <= tables
+
+
+def test_report_pages_tell_the_truth(finished_run):
+    for dataset, scoreset in (("hanna", "released"), ("hanna-llm", "computed")):
+        assert_pages_tell_the_truth(finished_run / "results" / dataset / scoreset,
+                                    {"dataset": dataset, "scoreset": scoreset})
 
 
 def test_rerun_gives_identical_tables(finished_run, tmp_path):

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import ordered_criteria
+from storyeval.data.registry import marked_labels
 from storyeval.data.scoreset import Cube
 from storyeval.io import FLOAT_FORMAT
 from storyeval.stats.intervals import t_interval
@@ -136,8 +137,7 @@ def metric_criterion_table(correlations: pd.DataFrame, registry: pd.DataFrame) -
 
 def with_labels(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric") -> pd.DataFrame:
     """Insert the display label of each slug in `column` right after it (degenerate releases marked †)."""
-    marks = registry["degenerate_release"].map({True: "†", False: ""}) if "degenerate_release" in registry else ""
-    labels = dict(zip(registry["slug"], registry["label"] + marks))
+    labels = marked_labels(registry)
     frame = frame.copy()
     frame.insert(
         frame.columns.get_loc(column) + 1,

@@ -99,6 +99,7 @@ SYSTEM_RANKING_FIGURE = {"kind": "system_ranking", "level": "system", "subset": 
 rule system_ranking:
     input:
         unpack(unrated_inputs),
+        caption=caption_file("system_ranking"),
     output:
         csv="results/{dataset}/{scoreset}/system_ranking.csv",
         md="results/{dataset}/{scoreset}/tables/system_ranking.md",

@@ -32,7 +32,7 @@ from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.names import check_path_names, check_released
 from storyeval.metrics import catalog
-from storyeval.plots.pages import figure_labels, table_labels
+from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval import plan
 from storyeval.sources import module_sources
 from storyeval.text.fit import fitted_description, load_fitted
@@ -418,6 +418,11 @@ def report_page(base, name):
 
 def report_category(wildcards):
     return f"{wildcards.dataset}, {wildcards.scoreset} scores"
+
+
+def caption_file(name):
+    """A caption of the report (workflow/report/<name>.rst), as an input of the job whose page shows it."""
+    return str(Path(workflow.basedir) / "workflow/report" / f"{name}.rst")
 
 
 def report_entry(path, caption, subcategory, labels, category=report_category):

@@ -75,6 +75,8 @@ def table_targets(base, shape):
 
 
 def figure_targets(base, shape, kinds=None):
+    """The figures of a score set (of `kinds`, default all), each with its report page, and the set's own page
+    (rule about_dataset, which the landing page reads)."""
     figures = enabled_figures(shape["criteria"])
     names = [
         name
@@ -83,7 +85,7 @@ def figure_targets(base, shape, kinds=None):
     ]
     names = startup_check(plan.whole_families, names, figure_families(shape["criteria"]), "figure")
     return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")] + [
-        report_page(base, name) for name in names
+        report_page(base, name) for name in [*names, "about"]
     ]
 
 
@@ -94,8 +96,9 @@ def figure_outputs(figures):
     for name, spec in figures.items():
         outputs[f"{name}_pdf"] = f"{base}/figures/{name}.pdf"
         outputs[f"{name}_png"] = f"{base}/figures/{name}.png"
-        caption = "heatmap" if spec["kind"] in ("criteria", "metric_criteria", "metric_metric") else spec["kind"]
-        outputs[f"{name}_page"] = report_entry(report_page(base, name), caption, "Figures", figure_labels(name, spec))
+        outputs[f"{name}_page"] = report_entry(
+            report_page(base, name), figure_caption(spec), "Figures", figure_labels(name, spec)
+        )
     return outputs
 
 
@@ -105,7 +108,9 @@ def table_outputs(names):
     for name in names:
         outputs[f"{name}_csv"] = f"{base}/tables/{name}.csv"
         outputs[f"{name}_md"] = f"{base}/tables/{name}.md"
-        outputs[f"{name}_page"] = report_entry(report_page(base, name), "table", "Tables", table_labels(name))
+        outputs[f"{name}_page"] = report_entry(
+            report_page(base, name), TABLE_CAPTIONS[name], "Tables", table_labels(name)
+        )
     return outputs
 
 
@@ -173,6 +178,7 @@ for rule_name, (datasets, figures) in FIGURE_RULES.items():
             rule_name
         input:
             **{key: INPUT_PATHS[key] for spec in figures.values() for key in FIGURE_INPUTS[spec["kind"]]},
+            **{f"caption_{name}": caption_file(name) for name in map(figure_caption, figures.values())},
         output:
             **figure_outputs(figures),
         log:
@@ -217,6 +223,7 @@ for rule_name, names in TABLE_RULES.items():
             rule_name
         input:
             **{key: f"results/{{dataset}}/{{scoreset}}/{key}.csv" for name in names for key in TABLES[name][0]},
+            **{f"caption_{TABLE_CAPTIONS[name]}": caption_file(TABLE_CAPTIONS[name]) for name in names},
         output:
             **table_outputs(names),
         log:
@@ -232,3 +239,30 @@ for rule_name, names in TABLE_RULES.items():
             sources=script_digest("tables.py"),
         script:
             "../scripts/tables.py"
+
+
+# What a score set holds, from its data: a page of the report and the paragraph the landing page shows for it.
+rule about_dataset:
+    """writes a score set's About page and its paragraph of the report's landing page"""
+    input:
+        stories="results/{dataset}/data/stories.csv",
+        human="results/{dataset}/data/human_scores.csv",
+        ratings="results/{dataset}/data/rater_ratings.csv",
+        registry="results/{dataset}/{scoreset}/metrics.csv",
+    output:
+        text="results/{dataset}/{scoreset}/report/about.rst",
+        page=report_entry(
+            report_page("results/{dataset}/{scoreset}", "about"),
+            "dataset",
+            "About",
+            {"Shows": "stories, systems, criteria, raters and metrics"},
+        ),
+    log:
+        "logs/about/{dataset}/{scoreset}.log",
+    conda:
+        CORE_ENV
+    params:
+        reference_system=HANNA["reference_system"],
+        sources=script_digest("about.py"),
+    script:
+        "../scripts/about.py"

@@ -4,8 +4,8 @@
 # (Deutsch, Dror & Roth 2021) per grouping, BH-adjusted p-values (Benjamini & Hochberg 1995), WMT clusters.
 META = config["meta"]
 META_BASE = "results/{dataset}/{scoreset}/meta"
-META_TITLE = "Which LLM judge and which metric agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
-CONSENSUS_TITLE = "Best LLM judges and metrics by Kemeny consensus of their rankings per criterion (Borda beside)"
+META_TITLE = "Which metrics (and LLM judges) agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
+CONSENSUS_TITLE = "Best metrics (and LLM judges) by Kemeny consensus of their rankings per criterion (Borda beside)"
 
 
 def with_judges(dataset, scoreset):
@@ -172,6 +172,7 @@ rule meta_boot_both:
 rule meta_best:
     input:
         unpack(meta_best_inputs),
+        caption=caption_file("meta_best"),
     output:
         csv="results/{dataset}/{scoreset}/tables/meta_best.csv",
         md="results/{dataset}/{scoreset}/tables/meta_best.md",
@@ -179,7 +180,7 @@ rule meta_best:
             report_page("results/{dataset}/{scoreset}", "meta_best_table"),
             "meta_best",
             "Tables",
-            {"Table": "Meta", "Shows": "best LLM judges and metrics per criterion and grouping"},
+            table_labels("meta_best_table"),
         ),
         pdf="results/{dataset}/{scoreset}/figures/meta_best.pdf",
         png="results/{dataset}/{scoreset}/figures/meta_best.png",
@@ -214,6 +215,7 @@ rule meta_best:
 rule meta_consensus:
     input:
         unpack(consensus_inputs),
+        caption=caption_file("meta_consensus"),
     output:
         consensus=f"{META_BASE}/consensus.csv",
         summary=f"{META_BASE}/consensus_summary.csv",
@@ -223,7 +225,7 @@ rule meta_consensus:
             report_page("results/{dataset}/{scoreset}", "meta_consensus_table"),
             "meta_consensus",
             "Tables",
-            {"Table": "Meta", "Shows": "Kemeny and Borda consensus of LLM judges and metrics"},
+            table_labels("meta_consensus_table"),
         ),
     log:
         "logs/meta_consensus/{dataset}/{scoreset}.log",

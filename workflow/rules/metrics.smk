@@ -83,6 +83,7 @@ rule validate_against_released:
 rule computation_times:
     input:
         unpack(benchmark_inputs),
+        caption=caption_file("computation_times"),
     output:
         csv="results/{dataset}/computed/tables/computation_times.csv",
         md="results/{dataset}/computed/tables/computation_times.md",

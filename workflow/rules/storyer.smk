@@ -222,6 +222,8 @@ rule storyer_figure:
         table=f"{STORYER_EVALUATION}/evaluation.csv",
         history=f"{STORYER_MODEL.format(encoder='{model}')}/loss_history.csv",
         registries=lambda wildcards: [f"results/{name}/computed/metrics.csv" for name in evaluation_datasets()],
+        evaluation_caption=caption_file("storyer_evaluation"),
+        training_caption=caption_file("storyer_training"),
     output:
         **{ext: f"{STORYER_EVALUATION}/evaluation.{ext}" for ext in ("pdf", "png")},
         # report pages (storyeval.plots.pages): the evaluation as a figure and as a table, the training loss

@@ -4,9 +4,9 @@ import time
 from functools import cache
 
 from storyeval.criteria import ordered_criteria
-from storyeval.data.registry import present_metrics, resolve_metrics
+from storyeval.data.registry import marked_labels, present_metrics, resolve_metrics
 from storyeval.io import log_to, read_table
-from storyeval.plots.base import save_figure
+from storyeval.plots.base import save_figure, shows_degenerate
 from storyeval.plots.heatmaps import (
     correlation_heatmap,
     correlation_matrix,
@@ -14,7 +14,7 @@ from storyeval.plots.heatmaps import (
     pvalue_heatmap,
     williams_matrix,
 )
-from storyeval.plots.pages import figure_heading, write_figure_page
+from storyeval.plots.pages import caption_html, figure_caption, figure_heading, write_figure_page
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -56,7 +56,8 @@ def metric_order(spec):
 
 
 def labels():
-    return dict(zip(registry()["slug"], registry()["label"]))
+    """slug -> the label a figure shows (a degenerate release marked †)."""
+    return marked_labels(registry())
 
 
 def heatmap(spec):
@@ -115,8 +116,11 @@ for name, spec in params.figures.items():
     start = time.process_time()
     figure = RENDER[spec["kind"]](spec)
     built = time.process_time()
+    degenerate = shows_degenerate(figure)  # before saving: save_figure clears the figure
     pixels = save_figure(figure, pdf, png, dpi=params.dpi)
     saved = time.process_time()
-    write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels)
+    caption = caption_html(snakemake.input[f"caption_{figure_caption(spec)}"], snakemake.wildcards)
+    write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
+                      caption, degenerate)
     log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,
              time.process_time() - saved)

@@ -3,14 +3,15 @@ family as a table for people."""
 
 import pandas as pd
 
+from storyeval.data.registry import marked
 from storyeval.io import log_to, read_table, write_csv, write_markdown
-from storyeval.plots.pages import write_table_page
+from storyeval.plots.pages import META_TABLES, caption_html, readable, write_table_page
 from storyeval.stats.meta import best_consensus, consensus_tables
 
 log = log_to(snakemake.log[0])
 out, p = snakemake.output, snakemake.params
 correlations = read_table(snakemake.input.correlations, ["grouping", "coefficient", "metric", "criterion", "r"])
-registry = read_table(snakemake.input.registry, ["slug", "label", "family"])
+registry = marked(read_table(snakemake.input.registry, ["slug", "label", "family"]))
 if "judge_registry" in snakemake.input.keys():
     judges = read_table(snakemake.input.judge_registry, ["slug", "label", "family", "judge", "criterion", "task"])
     registry = pd.concat([registry, judges], ignore_index=True)
@@ -21,6 +22,9 @@ write_csv(consensus, out.consensus)
 write_csv(summary, out.summary)
 table = best_consensus(consensus, p.top)
 write_csv(table, out.csv)
-write_markdown(table, out.md, p.title)
-write_table_page(out.table_page, table, p.title, [out.csv, out.md, out.consensus])
+headers, groups = META_TABLES["meta_consensus_table"]
+shown = readable(table, headers)  # for people: labels, no constant columns; the CSVs keep every column
+write_markdown(shown, out.md, p.title)
+caption = caption_html(snakemake.input.caption, snakemake.wildcards)
+write_table_page(out.table_page, shown, p.title, [out.csv, out.md, out.consensus], caption, groups)
 log.info("%s", summary.to_string())

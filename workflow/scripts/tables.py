@@ -2,7 +2,7 @@
 
 from storyeval import tables
 from storyeval.io import log_to, read_table, write_csv, write_markdown
-from storyeval.plots.pages import DEGENERATE, TABLES, has_degenerate, write_table_page
+from storyeval.plots.pages import DEGENERATE, TABLE_CAPTIONS, TABLES, caption_html, has_degenerate, write_table_page
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -30,5 +30,6 @@ for name in params.tables:
     csv, md = snakemake.output[f"{name}_csv"], snakemake.output[f"{name}_md"]
     write_csv(table, csv)
     write_markdown(table, md, f"{title}; {DEGENERATE}" if has_degenerate(table) else title)
-    write_table_page(snakemake.output[f"{name}_page"], table, title, [csv, md])
+    caption = caption_html(snakemake.input[f"caption_{TABLE_CAPTIONS[name]}"], snakemake.wildcards)
+    write_table_page(snakemake.output[f"{name}_page"], table, title, [csv, md], caption)
     log.info("%s: %d rows", name, len(table))

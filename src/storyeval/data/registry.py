@@ -15,8 +15,23 @@ from storyeval.errors import InputError
 
 REFERENCE_MARKERS = {"Ξ": "based", "¤": "free"}
 FAMILY_MARKERS = {"§": "string", "ε": "embedding", "Δ": "model"}
-# The plain-Sinkhorn release of this column underflowed (values 1e-56..1e-9): flag it.
+# The plain-Sinkhorn release of this column underflowed: flagged, its label marked † wherever it is shown.
 DEGENERATE_RELEASED = {"BaryScore-SD-0.001"}
+# Its smallest and largest released value over the generated stories, which every analysis compares (a human
+# story's reach 1.9e-5; the analyses leave them out). tests/test_hanna_data.py reads them from the release.
+DEGENERATE_RANGE = (1.2e-178, 1.1e-9)
+DEGENERATE_MARK = "†"
+
+
+def two_digits(value: float) -> str:
+    """1.2e-178, 1.1e-9: two significant digits, the exponent without padding (as the captions write it)."""
+    return f"{value:.2g}".replace("e-0", "e-").replace("e+0", "e+")
+
+
+DEGENERATE_NOTE = (
+    f"{DEGENERATE_MARK} released values degenerate (plain Sinkhorn underflow: {two_digits(DEGENERATE_RANGE[0])} to "
+    f"{two_digits(DEGENERATE_RANGE[1])} over the generated stories): numerical noise, not a measurement"
+)
 
 # The order of HANNA's 72 released metric columns (hanna_metric_scores.csv), the papers' order: computed score
 # sets list their metrics in it (then metrics HANNA did not release, in catalog order).
@@ -82,6 +97,19 @@ def build_registry(columns: list[str], source: str = "<labels>") -> pd.DataFrame
     if not duplicated.empty:
         raise InputError(f"{source}: two metric columns share the slug {duplicated.iloc[0]!r}; fix: rename one")
     return registry
+
+
+def marked(registry: pd.DataFrame) -> pd.DataFrame:
+    """The registry with each degenerate release's label marked †: how figures and tables name it."""
+    if "degenerate_release" not in registry:
+        return registry
+    flagged = registry["degenerate_release"].astype(bool)
+    return registry.assign(label=registry["label"].where(~flagged, registry["label"] + DEGENERATE_MARK))
+
+
+def marked_labels(registry: pd.DataFrame) -> dict[str, str]:
+    """slug -> display label, a degenerate release's marked †."""
+    return dict(zip(registry["slug"], marked(registry)["label"]))
 
 
 def present_metrics(names: list[str], registry: pd.DataFrame) -> tuple[list[str], list[str]]:

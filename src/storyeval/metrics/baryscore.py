@@ -31,7 +31,7 @@ Fixes of the library: (1) its `prepare_idfs` stores (reference idf, story idf) a
 idf and references by the stories' if the lookups hit (they miss: `idf="authors"`); we weight each side by
 its own (`swap_idf=True` swaps them as the library).
 (2) Its zero start: above. (3) Its plain Sinkhorn underflowed at eps = 0.001 (released SD-0.001 values
-1e-56..1e-9); ours is solved in the log domain and stays finite, non-negative and within eps log(nm) of W.
+1.2e-178..1.1e-9); ours is solved in the log domain and stays finite, non-negative and within eps log(nm) of W.
 Identity: with the same weights on both sides (`idf="pooled"`, one idf over both columns, "uniform", "authors"),
 story = reference gives W = 0 (to 1e-15) and SD-divergence = 0; with per-side idf the human row's two
 barycenters differ by the two idf tables. Speed: each distinct (text, side) barycenter is computed once

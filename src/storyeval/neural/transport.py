@@ -4,7 +4,7 @@ eps, the entropic plan P_eps = argmin <P, C> + eps KL(P | a x b) with its transp
 `ot.sinkhorn2` returns) and its objective OT_eps (cost + entropy term, for the debiased Sinkhorn divergence).
 
 The library ran plain Sinkhorn (`ot.bregman.sinkhorn2`), whose kernel exp(-C/eps) underflows at eps = 0.001: the
-released SD-0.001 values are 1e-56..1e-9 noise. Here each entropic problem is solved in the log domain, by
+released SD-0.001 values are 1.2e-178..1.1e-9 noise. Here each entropic problem is solved in the log domain, by
 Newton's method on the semi-dual (Brauer et al. 2017, "A Sinkhorn-Newton method for entropic optimal transport";
 Cuturi & Peyre 2018 for the semi-dual): g in R^m, f_i = -eps log sum_j b_j exp((g_j - C_ij)/eps) (a max-shifted
 log-sum-exp, never underflows), maximise D(g) = <a, f> + <b, g> (= OT_eps at the optimum).

@@ -13,8 +13,10 @@ import pandas as pd
 from matplotlib.backends import _backend_pdf_ps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
+from storyeval.data.registry import DEGENERATE_MARK
 from storyeval.errors import InputError
 
 # PDF metadata that would change from run to run (or machine to machine) is dropped.
@@ -157,6 +159,11 @@ def save_figure(fig: Figure, pdf_path: str | Path, png_path: str | Path, dpi: in
     pixels = np.array(fig.canvas.buffer_rgba())  # the Agg canvas still holds what the PNG encoded
     fig.clear()
     return pixels
+
+
+def shows_degenerate(figure: Figure) -> bool:
+    """Whether a text of the figure (a tick label, a legend entry) names a degenerate release (marked †)."""
+    return any(DEGENERATE_MARK in text.get_text() for text in figure.findobj(Text))
 
 
 def tight_page(fig: Figure, pad_inches: float) -> Bbox:

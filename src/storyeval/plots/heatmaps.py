@@ -24,6 +24,7 @@ from matplotlib.path import Path
 from matplotlib.text import Text
 
 from storyeval.criteria import ordered_criteria
+from storyeval.data.registry import marked_labels
 from storyeval.errors import InputError
 from storyeval.plots.base import check_range, first_seen, new_figure, require_columns, white_style
 
@@ -380,7 +381,7 @@ def correlation_matrix(
     ]
     matrix = rows.pivot(index="x", columns="y", values="r")
     order = metrics if metrics is not None else list(registry.sort_values("order")["slug"])
-    labels = dict(zip(registry["slug"], registry["label"]))
+    labels = marked_labels(registry)  # a degenerate release's column marked †, as in the tables
     criteria = ordered_criteria(rows["y"])
     if kind == "criteria":
         return matrix.loc[criteria, criteria]

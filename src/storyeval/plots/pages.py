@@ -2,9 +2,10 @@
 
 Snakemake's report shows an HTML result inline at its own size, while it shrinks a PNG to the window (a 72 x 72
 heatmap becomes unreadable, a 72 x 7 one a strip) and offers a CSV as a download. A figure page holds the
-figure's PNG pixels, losslessly re-encoded as WebP (a quarter of the PNG's bytes), shown at SCREEN_DPI, and
-names its PDF; a table page is the table in HTML. This module imports no plotting library: the workflow reads
-the labels when it parses.
+figure's PNG pixels, losslessly re-encoded as WebP (a quarter of the PNG's bytes), shown at SCREEN_DPI; a table
+page is the table in HTML. Each page shows its caption (workflow/report/*.rst) and carries its files (the PDF, the
+full CSV) as download links whose address holds the bytes, so that the report works wherever it is copied. This
+module imports no plotting library: the workflow reads the labels when it parses.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, marked
 from storyeval.io import _atomic
 
 # 5 pt cell numbers are 10 screen pixels tall at 150 px per inch: readable without zooming.
@@ -35,11 +37,12 @@ SHOWS = {
     "violins": "ratings per system",
     "system_ranking": "ranks of the systems by each metric",
 }
+UNNUMBERED = {"williams": "Williams", "system_ranking": "Systems"}  # a set rating other criteria than HANNA's
 METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"]  # one row or column a metric
 COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
-TABLES = {  # name -> (number or name in the papers, title of the table)
+TABLES = {  # name -> (number or name in the papers, title of the table), in the papers' order
     "tab3_icc": ("Tab. 3", "Tab. 3: intraclass correlation per criterion (95 % CI), by rater layout"),
-    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); ** best, * CI overlaps the best"),
+    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold: best, italic: CI overlaps it"),
     "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by |Pearson| (%)"),
     "tab6_borda": ("Tab. 6", "Tab. 6: top metrics by Borda count (ties: average ranks)"),
     "tab8_top5_story": ("Tab. 8", "Tab. 8: top metrics per criterion, story level (|r| %)"),
@@ -50,14 +53,48 @@ TABLES = {  # name -> (number or name in the papers, title of the table)
     "reanalysis2_coefficient_agreement": (
         "Reanalysis 2", "Reanalysis 2: do rankings depend on the coefficient? Wilcoxon signed-rank on paired |r|, "
                         "Kendall tau between rankings"),
+    "meta_best_table": ("Meta", "Best metrics (and LLM judges) per criterion and grouping"),
+    "meta_consensus_table": ("Meta", "Kemeny and Borda consensus of metrics (and LLM judges)"),
     "system_ranking_table": ("Systems", "Systems ranked by each metric (rank 1 = best), and Borda consensus rankings"),
     "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
     "computation_times": ("Tab. 2 (Houairi & Thiounn)", "Computation time per metric job, in total and per story"),
 }
-DEGENERATE = "† released values degenerate (plain Sinkhorn underflow, 1e-56..1e-9): numerical noise"
+# The caption (workflow/report/<name>.rst) of each kind of table: what its numbers are.
+TABLE_CAPTIONS = {
+    "tab3_icc": "icc",
+    "tab4_system_means": "system_means",
+    "tab5_top3_pearson": "top_metrics",
+    "tab6_borda": "borda",
+    "tab8_top5_story": "top_metrics",
+    "tab9_top5_system": "top_metrics",
+    "kemeny_consensus": "kemeny",
+    "reanalysis1_sum_of_ranks": "sum_of_ranks",
+    "reanalysis2_top_k": "reanalysis_top_k",
+    "reanalysis2_coefficient_agreement": "coefficient_agreement",
+    "meta_best_table": "meta_best",
+    "meta_consensus_table": "meta_consensus",
+    "system_ranking_table": "system_ranking",
+    "storyer_evaluation_table": "storyer_evaluation",
+    "storyer_loss_history": "storyer_training",
+    "computation_times": "computation_times",
+}
+HEATMAPS = ("criteria", "metric_criteria", "metric_metric")
+# The meta tables for people (readable): {column: header}, and the groups whose first rows a page shows.
+META_TABLES = {
+    "meta_best_table": ({"grouping": "Grouping", "coefficient": "Coefficient", "criterion": "Criterion",
+                         "label": "Metric or LLM judge", "kind": "Kind", "family": "Family", "r": "r",
+                         "ci_low": "95 % CI low", "ci_high": "95 % CI high", "rank": "Cluster rank",
+                         "rank1_size": "Best cluster size"}, ["Grouping", "Criterion"]),
+    "meta_consensus_table": ({"level": "Grouping", "kind": "Kind", "kemeny_rank": "Kemeny rank",
+                              "label": "Metric or LLM judge", "family": "Family", "borda": "Borda count",
+                              "borda_rank": "Borda rank"}, ["Grouping", "Kind"]),
+}
+# A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
+SHOWN_PER_GROUP = 3
+DEGENERATE = DEGENERATE_NOTE
 STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
-p { max-width: 60em; } img { display: block; margin-top: 8px; }
+p { max-width: 60em; } img { display: block; margin-top: 8px; } p.caption { color: #333; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
 th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }"""
@@ -69,7 +106,8 @@ def figure_labels(name: str, spec: dict) -> dict[str, str]:
         measure = f"Pearson r, {spec['criterion']}{', BH-adjusted p' * (spec.get('p_values') == 'bh')}"
     else:
         measure = COEFFICIENTS.get(spec.get("coefficient"), "–")
-    number = f"Fig. {name[3:5]}" if name.startswith("fig") else "–"  # zero-padded: the report sorts the labels as text
+    # Zero-padded: the report sorts the labels as text. The unnumbered sort after the paper's figures.
+    number = f"Fig. {name[3:5]}" if name.startswith("fig") else UNNUMBERED.get(spec["kind"], "–")
     return {"Figure": number, "Shows": SHOWS[spec["kind"]], "Level": spec.get("level", "–"),
             "Coefficient": measure, "Metrics": ("representative subset" if spec["subset"] else "all")
             if spec["kind"] in METRIC_KINDS else "–"}
@@ -79,15 +117,22 @@ def figure_heading(name: str, spec: dict) -> str:
     labels = figure_labels(name, spec)
     parts = [labels["Shows"], f"{labels['Level']} level" * (labels["Level"] != "–"), labels["Coefficient"],
              f"{labels['Metrics']} metrics" * (labels["Metrics"] != "–")]
-    number = labels["Figure"].replace("Fig. 0", "Fig. ")
+    number = labels["Figure"].replace("Fig. 0", "Fig. ") if labels["Figure"].startswith("Fig. ") else "–"
     return ": ".join(
         part for part in [number, ", ".join(part for part in parts if part not in ("", "–"))] if part != "–"
     )
 
 
+def figure_caption(spec: dict) -> str:
+    """The caption file (workflow/report/<name>.rst) of a figure: one for the correlation heatmaps, one a kind."""
+    return "heatmap" if spec["kind"] in HEATMAPS else spec["kind"]
+
+
 def table_labels(name: str) -> dict[str, str]:
+    """The columns of a table in the report's list. The report sorts its entries by their labels as text: "#",
+    the table's place in the papers, keeps the papers' order."""
     number, title = TABLES[name]
-    return {"Table": number, "Shows": title.removeprefix(f"{number}: ")}
+    return {"#": f"{list(TABLES).index(name) + 1:02d}", "Table": number, "Shows": title.removeprefix(f"{number}: ")}
 
 
 def has_degenerate(frame: pd.DataFrame) -> bool:
@@ -95,20 +140,51 @@ def has_degenerate(frame: pd.DataFrame) -> bool:
     return bool(frame.astype(str).apply(lambda column: column.str.contains("†")).any().any())
 
 
-def _page(title: str, body: str) -> str:
+WILDCARD = re.compile(r"\{\{\s*snakemake\.wildcards\.(\w+)\s*\}\}")
+# The inline markup the captions use, as docutils renders it (tests/test_report_pages.py compares the two).
+INLINE = [(re.compile(r"``(.+?)``"), r"<code>\1</code>"), (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
+          (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>")]
+MIMES = {".pdf": "application/pdf", ".csv": "text/csv", ".md": "text/markdown", ".png": "image/png"}
+
+
+def caption_html(path: str | Path, wildcards: dict[str, str]) -> str:
+    """A caption file (reStructuredText paragraphs with *emphasis* and ``code``, the wildcards as Snakemake's
+    report fills them) as HTML for the page itself: the report hides captions behind a button."""
+    text = WILDCARD.sub(lambda match: str(wildcards[match[1]]), Path(path).read_text(encoding="utf-8"))
+    paragraphs = []
+    for block in re.split(r"\n\s*\n", text.strip()):
+        paragraph = html.escape(" ".join(block.split()), quote=False)
+        for pattern, replacement in INLINE:
+            paragraph = pattern.sub(replacement, paragraph)
+        paragraphs.append(f'<p class="caption">{paragraph}</p>')
+    return "\n".join(paragraphs)
+
+
+def download_link(path: str | Path, text: str | None = None) -> str:
+    """A link that saves the file: its address holds the bytes, so it works away from results/ (the report embeds
+    the page, and a path beside it would point nowhere)."""
+    path = Path(path)
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    mime = MIMES.get(path.suffix, "application/octet-stream")
+    return (f'<a download="{html.escape(path.name)}" href="data:{mime};base64,{data}">'
+            f"{html.escape(text or path.name)}</a>")
+
+
+def _page(title: str, body: str, caption: str = "") -> str:
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{STYLE}</style></head>\n<body>\n<h3>{html.escape(title)}</h3>\n{body}\n</body></html>\n"
+        f"<style>{STYLE}</style></head>\n<body>\n<h3>{html.escape(title)}</h3>\n{caption}\n{body}\n</body></html>\n"
     )
 
 
 def write_figure_page(
-    path: str | Path, png: str | Path, pdf: str | Path, heading: str, dpi: int, pixels: np.ndarray | None = None
+    path: str | Path, png: str | Path, pdf: str | Path, heading: str, dpi: int, pixels: np.ndarray | None = None,
+    caption: str = "", degenerate: bool = False,
 ) -> None:
-    """A page with the PNG's pixels at SCREEN_DPI (scroll for the large heatmaps) and the PDF's path.
+    """A page with the caption, the PNG's pixels at SCREEN_DPI (scroll for the large heatmaps) and the PDF to save.
 
     `pixels`: the PNG's RGBA array when the caller holds it (save_figure returns it), which spares decoding
-    the file again (a tenth of a second for a 72 x 72 heatmap)."""
+    the file again (a tenth of a second for a 72 x 72 heatmap). `degenerate`: a label of the figure carries †."""
     from PIL import Image  # Pillow comes with matplotlib; only the figure jobs need it
 
     with Image.open(png) if pixels is None else Image.fromarray(pixels, "RGBA") as image:
@@ -117,22 +193,100 @@ def write_figure_page(
         width = round(image.width * SCREEN_DPI / dpi)
         fit = ' style="max-width: 100%; height: auto"' if image.width / dpi <= FIT_INCHES else ""
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    note = f"<p>{DEGENERATE}.</p>\n" if degenerate else ""
     body = (
-        f"<p>Vector version: <code>{html.escape(str(pdf))}</code>; full-resolution PNG: "
+        f"{note}<p>Vector version: {download_link(pdf, f'{Path(pdf).name} (PDF)')}. The image shows the pixels of "
         f'<code>{html.escape(str(png))}</code>.</p>\n<img width="{width}"{fit} alt="{html.escape(heading)}" '
         f'src="data:image/webp;base64,{data}">'
     )
-    _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body), encoding="utf-8"))
+    _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body, caption), encoding="utf-8"))
 
 
-# Tab. 4 marks the best system as Markdown bold (**4.17**); on the page it is bold, not asterisks.
+# Tab. 4 marks the best system as Markdown bold (**4.17**) and those within its interval as italic (*3.22*); on
+# the page they are bold and italic, not asterisks. Neither crosses a cell (<): ROUGE-S* names keep their star.
 MARKDOWN_BOLD = re.compile(r"\*\*([^*<]+)\*\*")
+MARKDOWN_ITALIC = re.compile(r"(?<![*\w])\*([^*<\s][^*<]*)\*(?![*\w])")
 
 
-def write_table_page(path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path]) -> None:
-    """A page with the table as HTML, the † note where a cell carries it, and the CSV and Markdown paths."""
-    note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(frame) else ""
-    names = ", ".join(f"<code>{html.escape(str(file))}</code>" for file in files)
-    table = MARKDOWN_BOLD.sub(r"<b>\1</b>", frame.to_html(index=False, na_rep="", border=0))
-    body = f"{table}\n{note}<p>Files: {names}.</p>"
-    _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body), encoding="utf-8"))
+def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3) -> pd.DataFrame:
+    """A table for people: the `headers` columns only, renamed (labels, not slugs), those with one value for
+    every row left out (the title or caption says it), numbers to `digits` decimals or fewer where exact."""
+    table = frame[[column for column in headers if column in frame]]
+    if len(table) > 1:
+        table = table.loc[:, table.nunique(dropna=False) > 1]
+    shown = {}
+    for column in table.columns:
+        if pd.api.types.is_float_dtype(table[column]):
+            values = table[column].dropna().to_numpy()
+            # The fewest decimals that show every value exactly, at most `digits`: a Borda count 1957 or 1341.5
+            places = next((n for n in range(digits) if np.allclose(values, np.round(values, n), rtol=0, atol=1e-9)),
+                          digits)
+            shown[column] = [f"{value:.{places}f}" if pd.notna(value) else "" for value in table[column]]
+    return table.assign(**shown).rename(columns=headers)
+
+
+def write_table_page(
+    path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path], caption: str = "",
+    groups: list[str] | None = None,
+) -> None:
+    """A page with the caption, the table as HTML, the † note where a cell carries it, and its files to save.
+
+    `groups`: columns of `frame` whose groups show their first SHOWN_PER_GROUP rows only; the first file (the
+    whole table) is linked beside them."""
+    shown = frame
+    if groups is not None:  # a column with one value was left out of the table: its rows are one group
+        groups = [column for column in groups if column in frame]
+        shown = frame.groupby(groups, sort=False).head(SHOWN_PER_GROUP) if groups else frame.head(SHOWN_PER_GROUP)
+    each = f" of each {' and '.join(groups).lower()}" if groups else ""
+    part = (f"<p>The first {SHOWN_PER_GROUP} rows{each}: {len(shown)} of {len(frame)} rows; the whole table: "
+            f"{download_link(files[0])}.</p>\n") if len(shown) < len(frame) else ""
+    note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(shown) else ""
+    links = ", ".join(download_link(file) for file in files)
+    table = MARKDOWN_BOLD.sub(r"<b>\1</b>", shown.to_html(index=False, na_rep="", border=0))
+    table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table)
+    body = f"{part}{table}\n{note}<p>Files: {links}.</p>"
+    _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body, caption), encoding="utf-8"))
+
+
+def _names(values: list[str], most: int = 12) -> str:
+    shown = ", ".join(map(str, values[:most]))
+    return shown + (f" and {len(values) - most} more" if len(values) > most else "")
+
+
+def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFrame,
+               registry: pd.DataFrame, reference_system: str | None) -> str:
+    """One reStructuredText paragraph on a score set, from its data: its stories, prompts and systems, the
+    criteria and raters of its ratings, its metrics. The report's landing page shows it."""
+    systems = list(dict.fromkeys(stories["system"]))
+    generated = [system for system in systems if system != reference_system]
+    prompts = stories["prompt_id"].nunique() if "prompt_id" in stories else 0
+    reference = " and the human reference" if len(generated) < len(systems) else ""
+    head = f"**{dataset}, {scoreset} scores.** {len(stories):,} stories"
+    if (stories["system"].astype(str) == stories["story_id"].astype(str)).all():  # a set of stories, no systems
+        parts = [f"{head}, without prompts and systems: each story is an item of its own."]
+    else:
+        parts = [f"{head}" + (f" written for {prompts:,} prompt{'s' * (prompts != 1)}" if prompts else "")
+                 + f" by {len(generated)} system{'s' * (len(generated) != 1)} ({_names(generated)}){reference}."]
+    criteria = list(dict.fromkeys(human["criterion"])) if "criterion" in human else []
+    if criteria:
+        rated = human["story_id"].nunique()
+        by = "(one score a story, no per-rater rows)"
+        if "rater" in ratings and len(ratings):
+            raters, each = ratings["rater"].nunique(), ratings.groupby("story_id")["rater"].nunique()
+            per = f"{each.min()}" if each.min() == each.max() else f"{each.min()}-{each.max()}"
+            by = f"by {raters} rater{'s' * (raters != 1)}, {per} a story"
+        parts.append(f"{rated:,} of them are rated on {len(criteria)} criteria ({_names(criteria)}) {by}.")
+    else:
+        parts.append("No human ratings: the metrics are compared with each other, not with people.")
+    families = registry["family"].value_counts(sort=False) if "family" in registry else pd.Series(dtype=int)
+    kinds = ", ".join(f"{count} {family}" for family, count in families.items())
+    parts.append(f"{len(registry)} metric score{'s' * (len(registry) != 1)}" + (f" ({kinds})" if kinds else "") + ".")
+    flagged = [label.removesuffix(DEGENERATE_MARK) for label in marked(registry)["label"] if DEGENERATE_MARK in label]
+    if flagged:
+        parts.append(f"Marked {DEGENERATE_MARK}: {', '.join(flagged)}, a degenerate release (numerical noise).")
+    return " ".join(parts) + "\n"
+
+
+def write_about_page(path: str | Path, text_path: str | Path, title: str) -> None:
+    """The score set's paragraph (about_text, already at `text_path`) as a page of its own."""
+    _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, "", caption_html(text_path, {})), encoding="utf-8"))

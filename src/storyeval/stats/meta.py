@@ -20,7 +20,7 @@ import pandas as pd
 
 from storyeval.data.hanna_judges import AVERAGE, FAMILY, judges_for
 from storyeval.data.load import load_cubes
-from storyeval.data.registry import slugify
+from storyeval.data.registry import marked, slugify
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
 from storyeval.io import read_table
@@ -341,7 +341,7 @@ def load_meta(paths, reference_system: str | None) -> MetaSet:
     human, metrics = load_cubes(paths, reference_system)
     if human is None:
         raise InputError(f"meta: {paths['scores']} has no human ratings to meta-evaluate against")
-    registry = read_table(paths["registry"], ["slug", "label", "family", "direction"])
+    registry = marked(read_table(paths["registry"], ["slug", "label", "family", "direction"]))
     if "judge_scores" not in paths.keys():
         return MetaSet.build(human, metrics, registry)
     judge_paths = {"stories": paths["stories"], "scores": paths["judge_scores"], "registry": paths["judge_registry"]}
