@@ -6,13 +6,7 @@ from storyeval.judges.prompts import load_template
 
 JUDGES = config["judges"]
 startup_check(judge_config.check_judges, config)
-check_sources(  # the pinned files of judged datasets that compute no metric (common.smk checks the others)
-    [
-        tuple(config["datasets"][name]["file"].split("/"))
-        for name in JUDGES["datasets"]
-        if name in TEXT_DATASETS and "file" in config["datasets"][name] and name != "hanna"
-    ]
-)
+# Pinned input files are checked when a target needs them (common.smk, pinned_entry).
 JUDGE_OUT = "results/{dataset}/computed/judges/{judge}@{template}"
 JUDGE_SHARD = "results/{dataset}/computed/judges/shards/{judge}@{template}/{shard}"
 JUDGE_FILES = {"scores": ".parquet", "registry": ".registry.csv", "details": ".details.parquet"}

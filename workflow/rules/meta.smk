@@ -62,7 +62,8 @@ def meta_targets(dataset, scoreset):
         *[f"{base}/pairwise.csv"] * ("system" in groupings),
         *expand(f"{base}/{{name}}_{{grouping}}.csv", name=["perm_both", "clusters"], grouping=groupings),
         f"{top}/williams_bh.csv",
-        *[f"{base}/williams_judges.csv"] * (with_judges(dataset, scoreset) or scoreset == "computed" and bool(judge_jobs(dataset))),
+        *[f"{base}/williams_judges.csv"]
+        * (with_judges(dataset, scoreset) or scoreset == "computed" and bool(judge_jobs(dataset))),
         *[f"{base}/{name}.csv" for name in ("consensus", "consensus_summary")],
         *[f"{top}/tables/{name}.{ext}" for name in ("meta_best", "meta_consensus") for ext in ("csv", "md")],
         *[f"{top}/figures/meta_best.{ext}" for ext in ("pdf", "png")],
