@@ -11,7 +11,7 @@ import pytest
 
 from storyeval.examples import CRITERIA, SYSTEMS, rated_stories
 
-from workflow_helpers import make_workdir, run_snakemake
+from workflow_helpers import clone_alone, make_workdir, run_snakemake
 
 SYSTEMS = list(SYSTEMS)  # planted quality rises from alpha to epsilon
 COLUMNS = {"story_id": "id", "prompt": "prompt", "system": "model", "story": "text", "reference": "human_story",
@@ -106,7 +106,10 @@ def own_run(tmp_path_factory, hanna_mirror):
     dry = run_snakemake(workdir, "-n")
     assert dry.returncode == 0, dry.stderr[-3000:]
     assert "results/hanna/released/tables/tab6_borda.csv" in planned_outputs(dry.stdout, "results/hanna/")
-    result = run_snakemake(workdir, "--cores", "2", "dataset_mine")
+    # The dataset's own target, from a copy of the repository with no mirror of anyone's data and no network.
+    nowhere = {f"data.mirrors.{source}": [str(workdir / "no-mirror")] for source in ("hanna", "storyer", "s3")}
+    make_workdir(workdir, **{"datasets.mine": entry, **nowhere, "data.allow_download": False})
+    result = run_snakemake(workdir, "--cores", "2", "dataset_mine", repository=clone_alone(workdir / "elsewhere"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert not (workdir / "results/hanna").exists() and not (workdir / "resources").exists()
     targets = sorted(str(path.relative_to(workdir)) for path in (workdir / "results/mine").rglob("*") if path.is_file())

@@ -101,8 +101,7 @@ def check_storyer():
             f"{config_key('storyer_evaluator.reasons.method')} is generated, but no seq2seq model is set; "
             "fix: set storyer_evaluator.reasons.seq2seq or models.seq2seq, or use method retrieved"
         )
-    if storyer_targets():
-        check_sources([storyer_source(name) for name in ("pairs", "ratings")])
+    # Its pinned training files are checked when a target needs them (common.smk, pinned_entry).
 
 
 def evaluation_inputs(wildcards):
