@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from tiny_models import CORPUS, tiny_judge
 from workflow_helpers import make_workdir, run_snakemake
@@ -113,7 +114,9 @@ def test_sharded_judge_jobs_are_gathered(judged, tmp_path):
     workdir, _ = judged
     config = workdir / "config.yaml"
     sharded = tmp_path / "sharded.yaml"
-    sharded.write_text(config.read_text() + "\nshards: {stories: 5}\n")
+    settings = yaml.safe_load(config.read_text())
+    settings.setdefault("shards", {})["stories"] = 5
+    sharded.write_text(yaml.safe_dump(settings))
     target = "results/mine/computed/scores.parquet"
     dry = run_snakemake(workdir, "-n", "--forceall", target, "--configfile", str(sharded))
     assert dry.returncode == 0, dry.stderr[-2000:]

@@ -43,7 +43,9 @@ class JudgePlan:
         from storyeval.judges.plan import describe_plan
 
         entry = config["datasets"][self.dataset]
-        source = VERIFIED.get(tuple(entry["file"].split("/"))) if "file" in entry else entry.get("path")
+        pinned = entry.get("file")
+        key = tuple(pinned.split("/")) if pinned else None
+        source = VERIFIED.get(key) if key else entry.get("path")
         return describe_plan(config, self.dataset, self.judge, self.template, source)
 
 
