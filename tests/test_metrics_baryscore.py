@@ -6,6 +6,7 @@ POT's own `free_support_barycenter`, the whole metric against the library's pipe
 import itertools
 import math
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 import ot
@@ -314,6 +315,44 @@ def test_deterministic_and_the_same_over_worker_processes():
     first = baryscore.compute(texts, cache=cache, regularisations=(0.1,))
     pd.testing.assert_frame_equal(first, baryscore.compute(texts, cache=cache, regularisations=(0.1,)))
     pd.testing.assert_frame_equal(first, baryscore.compute(texts, cache=cache, regularisations=(0.1,), processes=2))
+
+
+def resident_bytes(path: Path) -> int:
+    """This process's resident bytes of its mappings of `path` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line: range perms ... path
+            inside = fields[-1] == str(path)
+        elif inside and fields[0] == "Rss:":
+            total += int(fields[1]) * 1024
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads Linux's /proc/self/smaps")
+def test_memory_mapped_vectors_are_released_before_each_reference_group(tmp_path, monkeypatch):
+    """A job holds the mapped pages of one reference group, not of every text it read (the kernel maps pages
+    around each read in up to 2 MB folios, so the bound is checked as: released once per group, and a release
+    leaves nothing resident)."""
+    from storyeval.neural.embeddings import FORMAT, load_cache, save_cache
+
+    texts = synthetic_texts(prompts=4)
+    cache = synthetic_cache(baryscore.required_texts(texts), dim=384)
+    cache.signature["format"] = FORMAT
+    path = (tmp_path / "cache.safetensors").resolve()
+    save_cache(cache, path)
+    mapped, released = load_cache(path), []
+    release = mapped.release
+    monkeypatch.setattr(mapped, "release", lambda: released.append(resident_bytes(path)) or release())
+    scores = baryscore.compute(texts, cache=mapped, regularisations=(0.1,))
+    assert len(released) == 4 and max(released[1:]) > 0  # before each group, the previous group's pages
+    pd.testing.assert_frame_equal(scores, baryscore.compute(texts, cache=cache, regularisations=(0.1,)))
+    for text in mapped.texts:
+        for states in mapped.get(text).layers.values():
+            float(states.sum())
+    assert resident_bytes(path) >= sum(states.nbytes for states in cache.hidden.values())
+    release()
+    assert resident_bytes(path) <= 3 * 4096  # the token ids, flags and offsets (pages), not released
 
 
 def test_layers_default_to_the_last_five_and_must_be_cached():

@@ -201,6 +201,7 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int]
     shared = story_idf is reference_idf  # same weights on both sides: one barycenter per text
 
     def group_job(reference, stories):
+        cache.release()  # the previous group's mapped vectors: memory bounded by a group, not the dataset
         reference_key = (reference, "shared" if shared else "reference")
         measures = {reference_key: measure(cache, reference, layers, reference_idf)}
         pairs = []

@@ -181,6 +181,7 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layer: int | None = N
     settings = Settings(float(p), float(eps), int(n_alpha), int(n_directions), int(seed))
 
     def group_job(reference, stories):
+        cache.release()  # the previous group's mapped vectors: memory bounded by a group, not the dataset
         return ((reference, cache.get(reference).layers[layer]),
                 [(story, cache.get(story).layers[layer]) for story in stories], settings)
 
