@@ -3,7 +3,8 @@ cache (`storyeval.neural.embeddings`); lower is better (distances).
 
 Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`; Colombo et al. 2021):
 - per text, the token vectors (special tokens included) of the last 5 hidden states (`layers`; bert-base:
-  8..12 in `config/paper.yaml`, MiniLM: 2..6), L2-normalised, one discrete measure per layer;
+  8..12 in `config/paper.yaml`, MiniLM: 2..6), L2-normalised with torch's arithmetic as the library
+  (`unit_vectors`), one discrete measure per layer;
 - token weights: idf = log((N+1)/(df+1)), normalised to sum 1 (special tokens occur in every text, so their
   weight is 0). `idf="pooled"` (the default): one table over the story and reference columns, so both
   sides of a pair are weighted alike and story = reference scores 0 (as the release's human row);
@@ -14,8 +15,8 @@ Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`
   every lookup misses its defaultdict and gets the default log(N+1): every token, [CLS] and [SEP] included,
   weighs the same. Reproduced as an idf table with no entries (N = rows of the table), which differs from
   "uniform" only in the last bits of the normalised masses, the bits the library's zero start hinges on
-  (with `init="zeros"`, on the library's own token vectors, W equals its W to 7e-16 on 24 hanna-llm pairs:
-  bench/bench_authors_library.py);
+  (with `init="zeros"`, from the texts, W equals the library's to 8e-16 on 24 hanna-llm pairs that it runs
+  unpadded: bench/bench_authors_library.py --batch-size 1, docs/ot-metrics.md);
 - per text, the free-support Wasserstein barycenter of its layers (`storyeval.neural.ot.barycenter`: T points
   of mass 1/T, at most `max_iterations` fixed-point steps), started at each token's mean over the layers
   (the library started at zeros, `init="zeros"`, which makes the result hinge on the last bit of the
