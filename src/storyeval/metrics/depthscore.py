@@ -150,7 +150,8 @@ def score(reference: np.ndarray, story: np.ndarray, p: float) -> float:
 
 
 def unit_points(vectors: np.ndarray) -> np.ndarray:
-    """float32 L2 normalisation (as the library's torch `div_`), then float64 (its `.tolist()`)."""
+    """float32 L2 normalisation, then float64 (the library's `.tolist()`). The library divides by torch's norm,
+    whose last bits differ from numpy's (`baryscore.unit_vectors`); DepthScore stays within 7.6e-8 of it."""
     return (vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)).astype(np.float64)
 
 
