@@ -9,7 +9,10 @@ BaryScore variants, each against the library run the same way:
 - `released`: the library as HANNA ran it (`use_idfs=True`), whose idf lookups all miss (tensor keys) and give
   every token the same weight; storyeval `idf="authors"` (and "uniform"), with the library's zero start, from
   the texts, and storyeval's barycenter and transport on the very token vectors the library computed (the
-  inputs its `baryscore` received): from the zero start the last bits of the vectors decide a tie;
+  inputs its `baryscore` received). From the zero start the last bits of the vectors decide a tie: the two
+  agree when the library runs unpadded (`--batch-size 1`: the cache holds its hidden states bit for bit and
+  `baryscore.unit_vectors` normalises as it does); its padded batches change the last bits of the padded
+  texts' hidden states (docs/ot-metrics.md);
 - `intended` (`--intended`, slow): the library with its lookups made to hit (the idf tables wrapped to look up
   `int(key)`, nothing else changed): per-side idf, swapped; storyeval `idf="per-side"`, `swap_idf=True`, zero start;
 - storyeval's defaults (pooled idf, layer-mean start) against `released`: how far the corrected computation is.

@@ -6,6 +6,7 @@ POT's own `free_support_barycenter`, the whole metric against the library's pipe
 import itertools
 import math
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 import ot
@@ -178,13 +179,45 @@ def test_certified_barycenter_equals_pots(uniform):
     np.testing.assert_allclose(barycenter(layers, weights), barycenter(layers, weights, solver="pot"), atol=1e-12)
 
 
+def library_unit_vectors(layers: list[np.ndarray]) -> np.ndarray:
+    """The library's normalisation: its hidden states stacked by `torch.cat` and divided in place by torch's norm."""
+    import torch
+
+    stacked = torch.cat([torch.from_numpy(np.array(layer)).unsqueeze(0) for layer in layers])
+    return stacked.div_(torch.norm(stacked, dim=-1).unsqueeze(-1)).numpy()
+
+
+def test_unit_vectors_are_torchs_bits_on_real_token_vectors(minilm, hanna_llm_texts):
+    """Three real texts' MiniLM vectors (layers 2-6, 36-400 tokens): storyeval's unit vectors are the library's
+    bits, also when a text sits in a padded batch as in the library; numpy's float32 norm differs in the last bit."""
+    from storyeval.neural.embeddings import encode_texts
+
+    chosen = hanna_llm_texts[hanna_llm_texts["prompt_id"] == 80]
+    texts = [chosen["prompt"].iloc[0], *chosen.sort_values("story", key=lambda s: s.str.len())["story"].iloc[:2]]
+    cache = encode_texts(texts, minilm, [2, 3, 4, 5, 6])
+    layers = (2, 3, 4, 5, 6)
+    stacked = {text: np.stack([cache.get(text).layers[layer] for layer in layers]) for text in texts}
+    longest = max(len(vectors[0]) for vectors in stacked.values())
+    padding = np.random.default_rng(0).normal(size=(len(layers), longest, 384)).astype(np.float32)
+    padded = [np.concatenate([vectors, padding[:, len(vectors[0]):]], axis=1) for vectors in stacked.values()]
+    batch = library_unit_vectors([np.stack([text[layer] for text in padded]) for layer in range(len(layers))])
+    numpy_differs = 0
+    for index, (text, vectors) in enumerate(stacked.items()):
+        ours, _ = baryscore.measure(cache, text, layers, None)
+        size = len(vectors[0])
+        assert ours.dtype == np.float32 and ours.shape == (len(layers), size, 384)
+        assert np.array_equal(ours, library_unit_vectors(list(vectors)))
+        assert np.array_equal(ours, batch[:, index, :size])
+        numpy_differs += int((ours != vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)).any(-1).sum())
+    assert numpy_differs > 100
+
+
 def library_pipeline(cache, reference: str, story: str, reference_idf, story_idf, layers, regs) -> list[float]:
     """The authors' `BaryScoreMetric.baryscore`, rebuilt from POT calls (log-domain Sinkhorn for stability,
     started at the layer mean: from zeros the result hinges on the last bit, see storyeval.neural.ot)."""
     def bary(text, idf):
         tokens = cache.get(text)
-        vectors = np.stack([tokens.layers[layer] for layer in layers])
-        vectors = (vectors / np.linalg.norm(vectors, axis=-1, keepdims=True)).astype(np.float64)
+        vectors = library_unit_vectors([tokens.layers[layer] for layer in layers]).astype(np.float64)
         weights = np.array([idf[int(token)] for token in tokens.input_ids])
         size = len(weights)
         return ot.lp.free_support_barycenter(list(vectors), [weights / weights.sum()] * len(layers),
@@ -282,6 +315,44 @@ def test_deterministic_and_the_same_over_worker_processes():
     first = baryscore.compute(texts, cache=cache, regularisations=(0.1,))
     pd.testing.assert_frame_equal(first, baryscore.compute(texts, cache=cache, regularisations=(0.1,)))
     pd.testing.assert_frame_equal(first, baryscore.compute(texts, cache=cache, regularisations=(0.1,), processes=2))
+
+
+def resident_bytes(path: Path) -> int:
+    """This process's resident bytes of its mappings of `path` (/proc/self/smaps)."""
+    total, inside = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line: range perms ... path
+            inside = fields[-1] == str(path)
+        elif inside and fields[0] == "Rss:":
+            total += int(fields[1]) * 1024
+    return total
+
+
+@pytest.mark.skipif(not Path("/proc/self/smaps").is_file(), reason="reads Linux's /proc/self/smaps")
+def test_memory_mapped_vectors_are_released_before_each_reference_group(tmp_path, monkeypatch):
+    """A job holds the mapped pages of one reference group, not of every text it read (the kernel maps pages
+    around each read in up to 2 MB folios, so the bound is checked as: released once per group, and a release
+    leaves nothing resident)."""
+    from storyeval.neural.embeddings import FORMAT, load_cache, save_cache
+
+    texts = synthetic_texts(prompts=4)
+    cache = synthetic_cache(baryscore.required_texts(texts), dim=384)
+    cache.signature["format"] = FORMAT
+    path = (tmp_path / "cache.safetensors").resolve()
+    save_cache(cache, path)
+    mapped, released = load_cache(path), []
+    release = mapped.release
+    monkeypatch.setattr(mapped, "release", lambda: released.append(resident_bytes(path)) or release())
+    scores = baryscore.compute(texts, cache=mapped, regularisations=(0.1,))
+    assert len(released) == 4 and max(released[1:]) > 0  # before each group, the previous group's pages
+    pd.testing.assert_frame_equal(scores, baryscore.compute(texts, cache=cache, regularisations=(0.1,)))
+    for text in mapped.texts:
+        for states in mapped.get(text).layers.values():
+            float(states.sum())
+    assert resident_bytes(path) >= sum(states.nbytes for states in cache.hidden.values())
+    release()
+    assert resident_bytes(path) <= 3 * 4096  # the token ids, flags and offsets (pages), not released
 
 
 def test_layers_default_to_the_last_five_and_must_be_cached():

@@ -3,7 +3,8 @@ cache (`storyeval.neural.embeddings`); lower is better (distances).
 
 Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`; Colombo et al. 2021):
 - per text, the token vectors (special tokens included) of the last 5 hidden states (`layers`; bert-base:
-  8..12 in `config/paper.yaml`, MiniLM: 2..6), L2-normalised, one discrete measure per layer;
+  8..12 in `config/paper.yaml`, MiniLM: 2..6), L2-normalised with torch's arithmetic as the library
+  (`unit_vectors`), one discrete measure per layer;
 - token weights: idf = log((N+1)/(df+1)), normalised to sum 1 (special tokens occur in every text, so their
   weight is 0). `idf="pooled"` (the default): one table over the story and reference columns, so both
   sides of a pair are weighted alike and story = reference scores 0 (as the release's human row);
@@ -14,8 +15,8 @@ Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`
   every lookup misses its defaultdict and gets the default log(N+1): every token, [CLS] and [SEP] included,
   weighs the same. Reproduced as an idf table with no entries (N = rows of the table), which differs from
   "uniform" only in the last bits of the normalised masses, the bits the library's zero start hinges on
-  (with `init="zeros"`, on the library's own token vectors, W equals its W to 7e-16 on 24 hanna-llm pairs:
-  bench/bench_authors_library.py);
+  (with `init="zeros"`, from the texts, W equals the library's to 8e-16 on 24 hanna-llm pairs that it runs
+  unpadded: bench/bench_authors_library.py --batch-size 1, docs/ot-metrics.md);
 - per text, the free-support Wasserstein barycenter of its layers (`storyeval.neural.ot.barycenter`: T points
   of mass 1/T, at most `max_iterations` fixed-point steps), started at each token's mean over the layers
   (the library started at zeros, `init="zeros"`, which makes the result hinge on the last bit of the
@@ -116,11 +117,22 @@ def idf_tables(texts: pd.DataFrame, cache: EmbeddingCache, idf: str, swap_idf: b
 
 
 def measure(cache: EmbeddingCache, text: str, layers: tuple[int, ...], table) -> tuple[np.ndarray, np.ndarray]:
-    """[L, T, D] float32 unit token vectors (normalised in float32, as the library's torch `div_`) and [T] weights."""
+    """[L, T, D] float32 unit token vectors (`unit_vectors`) and [T] weights."""
     tokens = cache.get(text)
     stacked = np.stack([tokens.layers[layer] for layer in layers])
     weights = table.of(tokens.input_ids) if table is not None else np.ones(len(tokens.input_ids))
-    return stacked / np.linalg.norm(stacked, axis=-1, keepdims=True), masses(weights, text)
+    return unit_vectors(stacked), masses(weights, text)
+
+
+def unit_vectors(vectors: np.ndarray) -> np.ndarray:
+    """Rows divided by their L2 norm in float32 with torch's arithmetic, as the library
+    (`x.div_(torch.norm(x, dim=-1).unsqueeze(-1))`), in place. Why torch: numpy's float32 norm sums the squares
+    in another order and differs in the last bit on most tokens (18,209 of 21,307 on 24 hanna-llm pairs), and
+    from the library's zero start those bits decide the first barycenter step's tie."""
+    import torch
+
+    tensor = torch.from_numpy(vectors)  # shares the array's memory
+    return tensor.div_(torch.norm(tensor, dim=-1).unsqueeze(-1)).numpy()
 
 
 def masses(weights: np.ndarray, text: str) -> np.ndarray:
@@ -190,6 +202,7 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int]
     shared = story_idf is reference_idf  # same weights on both sides: one barycenter per text
 
     def group_job(reference, stories):
+        cache.release()  # the previous group's mapped vectors: memory bounded by a group, not the dataset
         reference_key = (reference, "shared" if shared else "reference")
         measures = {reference_key: measure(cache, reference, layers, reference_idf)}
         pairs = []

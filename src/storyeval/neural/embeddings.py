@@ -98,6 +98,19 @@ class EmbeddingCache:
                                {layer: states[rows].astype(np.float32, copy=False)
                                 for layer, states in self.hidden.items()})
 
+    def release(self) -> None:
+        """Return the pages of memory-mapped vectors read so far to the OS (`madvise(MADV_DONTNEED)`; a later read
+        maps them again from the page cache). Why: mapped pages stay in the reader's resident memory, so a job
+        reading every text grew with the dataset; releasing after each group bounds it by the group."""
+        import mmap
+
+        for states in self.hidden.values():
+            mapping = states
+            while mapping is not None and not isinstance(mapping, mmap.mmap):  # a memmap's base is its mmap
+                mapping = getattr(mapping, "base", None)
+            if mapping is not None:
+                mapping.madvise(mmap.MADV_DONTNEED)
+
     def ids(self, text: str) -> np.ndarray:
         """The token ids of one text (no vectors read); KeyError if it was not encoded."""
         position = self.index[text]
