@@ -25,6 +25,7 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from storyeval.metrics import supert  # noqa: E402
@@ -64,7 +65,7 @@ def floor(model, inputs: list[dict]) -> None:
 def prepared(plan) -> list[dict]:
     """The pass's batches as model inputs (inputs of one length per batch: no padding)."""
     groups = batches(plan.windows, plan.budget)
-    return [{"input_ids": torch.tensor([window.ids for window in group]),
+    return [{"input_ids": torch.from_numpy(np.stack([window.ids for window in group])).long(),
              "attention_mask": torch.ones(len(group), len(group[0].ids), dtype=torch.long)} for group in groups]
 
 

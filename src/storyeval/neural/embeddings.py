@@ -53,6 +53,7 @@ LOG = logging.getLogger("storyeval.neural")
 POLICIES = ("truncate", "sliding")
 STORAGE = ("float32", "float16")
 SOLO_BELOW = 16  # tokens: shorter inputs are encoded alone (`batches`)
+TOKENISE_CHUNK = 1024  # texts tokenised at a time: the tokenizer's output lists take ~250 bytes a token
 FORMAT = "storyeval-token-embeddings/1"
 WEIGHT_FILES = ("*.safetensors", "*.bin")
 
@@ -181,7 +182,7 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 class Window:
     """One encoder input: a piece of one text, wrapped in its special tokens, and where its kept rows go."""
 
-    ids: list[int]
+    ids: np.ndarray  # int32: 4 bytes a token (a list of Python ints takes 36), for every window of the pass
     source: slice  # rows of the window's output that are kept
     target: int  # first cache row they fill
 
@@ -296,7 +297,8 @@ def plan_windows(ids: list[int], mask: list[int], room: int, policy: str, stride
         first, last = number == 0, number == len(ranges) - 1
         window = head + content[start:stop] + tail
         source = slice(0 if first else prefix + keep_start - start, len(window) if last else prefix + keep_stop - start)
-        windows.append(Window(window, source, offset + (0 if first else prefix + keep_start)))
+        target = offset + (0 if first else prefix + keep_start)
+        windows.append(Window(np.asarray(window, dtype=np.int32), source, target))
     cached_ids = head + content + tail
     special = [True] * len(head) + [bool(flag) for flag in mask[prefix : prefix + len(content)]] + [True] * len(tail)
     return windows, cached_ids, special
@@ -329,7 +331,7 @@ def run_windows(model, windows: list[Window], layers: tuple[int, ...], budget: i
             ids = torch.full((len(batch), len(batch[0].ids)), pad, dtype=torch.long)
             attention = torch.zeros_like(ids)
             for row, window in enumerate(batch):
-                ids[row, : len(window.ids)] = torch.tensor(window.ids)
+                ids[row, : len(window.ids)] = torch.from_numpy(window.ids)
                 attention[row, : len(window.ids)] = 1
             states = model(
                 input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True
@@ -411,17 +413,18 @@ def plan_pass(
     if policy == "sliding" and not 0 <= int(stride) < room:
         raise InputError(f"embedding pass: stride {stride} must lie in 0..{room - 1} (the window's word pieces)")
 
-    encoded = tokenizer(
-        [text.strip() for text in distinct], add_special_tokens=True, return_special_tokens_mask=True, verbose=False
-    )
     windows, ids, special, offsets, long_texts = [], [], [], [0], 0
-    for text_ids, mask in zip(encoded["input_ids"], encoded["special_tokens_mask"]):
-        long_texts += len(text_ids) > window
-        text_windows, cached_ids, flags = plan_windows(text_ids, mask, room, policy, stride, offsets[-1])
-        windows += text_windows
-        ids += cached_ids
-        special += flags
-        offsets.append(offsets[-1] + len(cached_ids))
+    for start in range(0, len(distinct), TOKENISE_CHUNK):  # the tokenizer's lists, a chunk at a time
+        encoded = tokenizer([text.strip() for text in distinct[start : start + TOKENISE_CHUNK]],
+                            add_special_tokens=True, return_special_tokens_mask=True, verbose=False)
+        for text_ids, mask in zip(encoded["input_ids"], encoded["special_tokens_mask"]):
+            long_texts += len(text_ids) > window
+            text_windows, cached_ids, flags = plan_windows(text_ids, mask, room, policy, stride, offsets[-1])
+            windows += text_windows
+            ids.append(np.asarray(cached_ids, dtype=np.int64))
+            special.append(np.asarray(flags, dtype=bool))
+            offsets.append(offsets[-1] + len(cached_ids))
+    ids, special = np.concatenate(ids), np.concatenate(special)
     if long_texts:
         LOG.warning(
             "encoder %s: %d of %d texts exceed the %d-token window; %s",
@@ -435,7 +438,7 @@ def plan_pass(
         )
     vector_bytes = len(chosen) * offsets[-1] * int(model.config.hidden_size) * np.dtype(dtype).itemsize
     cache_bytes = vector_bytes + 9 * offsets[-1] + 8 * len(offsets)  # ids, flags
-    present = np.unique(np.asarray(ids, dtype=np.int64))
+    present = np.unique(ids)
     vocab = dict(zip(present.tolist(), tokenizer.convert_ids_to_tokens(present.tolist())))
     signature = {
         "format": FORMAT,
@@ -463,8 +466,7 @@ def plan_pass(
             for package in ("torch", "transformers", "tokenizers", "numpy", "safetensors")
         },
     }
-    arrays = {"offsets": np.asarray(offsets, dtype=np.int64), "input_ids": np.asarray(ids, dtype=np.int64),
-              "special": np.asarray(special, dtype=bool)}
+    arrays = {"offsets": np.asarray(offsets, dtype=np.int64), "input_ids": ids, "special": special}
     return Plan(model, torch_device, chosen, windows, int(batch_size) * window, tokenizer.pad_token_id or 0, distinct,
                 arrays, vocab, signature)
 
