@@ -26,7 +26,8 @@ How many texts exceed the window is logged and recorded in the signature (`n_lon
 
 Cache file: safetensors, one file; the arrays are packed (text i owns token rows offsets[i]:offsets[i+1]);
 the texts, the token strings of the ids present and the signature sit in its JSON metadata. The same cache
-gives the same bytes.
+gives the same bytes. `encode_to_file` writes those bytes batch by batch as the pass runs (the header and every
+tensor's place are known once the texts are tokenised), so the job's memory is one batch's, not the dataset's.
 """
 
 from __future__ import annotations
