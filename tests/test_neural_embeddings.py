@@ -14,9 +14,11 @@ from storyeval.neural.device import choose_device
 from storyeval.neural.embeddings import (
     EmbeddingCache,
     encode_texts,
+    encode_to_file,
     idf_weights,
     load_cache,
     require_texts,
+    safetensors_layout,
     save_cache,
     sliding_ranges,
 )
@@ -163,6 +165,33 @@ def test_cache_file_round_trips_and_has_the_same_bytes_for_the_same_inputs(tiny_
     (tmp_path / "cut.safetensors").write_bytes((tmp_path / "a.safetensors").read_bytes()[:-100])
     with pytest.raises(InputError, match="not a safetensors"):  # memory-mapped, but validated first
         load_cache(tmp_path / "cut.safetensors")
+
+
+@pytest.mark.parametrize("dtype, policy", [("float32", "truncate"), ("float16", "sliding")])
+def test_streamed_cache_file_has_the_bytes_of_the_cache_saved_whole(tiny_bert, real_texts, tmp_path, dtype, policy):
+    texts = [*real_texts, "Short.", "A"]  # long texts, and inputs under 16 tokens (encoded alone)
+    save_cache(encode_texts(texts, tiny_bert, [2, 0, 1], batch_size=2, policy=policy, dtype=dtype),
+               tmp_path / "whole.safetensors")
+    signature = encode_to_file(texts, tmp_path / "streamed.safetensors", tiny_bert, [2, 0, 1], batch_size=2,
+                               policy=policy, dtype=dtype)
+    assert (tmp_path / "streamed.safetensors").read_bytes() == (tmp_path / "whole.safetensors").read_bytes()
+    assert load_cache(tmp_path / "streamed.safetensors").signature == signature
+    assert not (tmp_path / "streamed.safetensors.partial").exists()
+
+
+def test_safetensors_layout_is_the_header_safetensors_writes():
+    from safetensors.numpy import save
+
+    rng = np.random.default_rng(0)
+    arrays = {"special": rng.random(7) > 0.5, "offsets": np.arange(3), "input_ids": np.arange(7) * 3,
+              "layer_10": rng.random((7, 3)).astype(np.float32), "layer_2": rng.random((7, 3)).astype(np.float32),
+              "half": rng.random((7, 2)).astype(np.float16), "empty": np.zeros((0, 3), np.float32)}
+    metadata = {"storyeval": '{"texts": ["a \\"quoted\\" story\n\ttab", "\u0001\u001f\u007f", "café \u2028 😀"]}'}
+    expected = save(arrays, metadata=metadata)
+    header, starts, size = safetensors_layout({name: (a.dtype, a.shape) for name, a in arrays.items()}, metadata)
+    assert expected[: len(header)] == header and size == len(expected)
+    for name, array in arrays.items():
+        assert expected[starts[name] : starts[name] + array.nbytes] == array.tobytes()
 
 
 def test_idf_equals_bert_scores_get_idf_dict(tiny_bert, real_texts):

@@ -1,7 +1,8 @@
 """The shared embedding pass: every distinct text a dataset's (or a shard's) cache-based metrics read, once.
 
 Stories, references and prompts always; the sentences SUPERT encodes one by one
-when SUPERT reads this encoder's cache. Layers: the configured ones, else those the metrics read.
+when SUPERT reads this encoder's cache. Layers: the configured ones, else those the metrics read. Each batch's
+vectors go to the cache file as soon as they are computed (memory: one batch, not the dataset).
 """
 
 import inspect
@@ -11,7 +12,7 @@ import torch
 
 from storyeval.io import log_to
 from storyeval.metrics import catalog
-from storyeval.neural.embeddings import encode_texts, encoder_depth, layers_read, save_cache, storage_dtype
+from storyeval.neural.embeddings import encode_to_file, encoder_depth, layers_read, storage_dtype
 from storyeval.neural.paths import resolve_model_path
 
 log = log_to(snakemake.log[0])
@@ -27,9 +28,8 @@ for metric in snakemake.params.sentence_metrics:
 model = snakemake.params.model
 path = resolve_model_path(model["path"])
 layers = model["layers"] or layers_read(snakemake.params.metrics, encoder_depth(path))
-cache = encode_texts(corpus, path, layers, settings["batch_size"],
-                     None if snakemake.params.device == "auto" else snakemake.params.device,
-                     settings["max_length"], settings["policy"], settings["stride"], model["revision"], model["role"],
-                     storage_dtype(settings["dtype"], snakemake.params.metrics))
-save_cache(cache, snakemake.output[0])
-log.info("signature: %s", cache.signature)
+signature = encode_to_file(corpus, snakemake.output[0], path, layers, settings["batch_size"],
+                           None if snakemake.params.device == "auto" else snakemake.params.device,
+                           settings["max_length"], settings["policy"], settings["stride"], model["revision"],
+                           model["role"], storage_dtype(settings["dtype"], snakemake.params.metrics))
+log.info("signature: %s", signature)

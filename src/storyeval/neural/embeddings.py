@@ -26,7 +26,8 @@ How many texts exceed the window is logged and recorded in the signature (`n_lon
 
 Cache file: safetensors, one file; the arrays are packed (text i owns token rows offsets[i]:offsets[i+1]);
 the texts, the token strings of the ids present and the signature sit in its JSON metadata. The same cache
-gives the same bytes.
+gives the same bytes. `encode_to_file` writes those bytes batch by batch as the pass runs (the header and every
+tensor's place are known once the texts are tokenised), so the job's memory is one batch's, not the dataset's.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ LOG = logging.getLogger("storyeval.neural")
 POLICIES = ("truncate", "sliding")
 STORAGE = ("float32", "float16")
 SOLO_BELOW = 16  # tokens: shorter inputs are encoded alone (`batches`)
+TOKENISE_CHUNK = 1024  # texts tokenised at a time: the tokenizer's output lists take ~250 bytes a token
 FORMAT = "storyeval-token-embeddings/1"
 WEIGHT_FILES = ("*.safetensors", "*.bin")
 
@@ -194,7 +196,7 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
 class Window:
     """One encoder input: a piece of one text, wrapped in its special tokens, and where its kept rows go."""
 
-    ids: list[int]
+    ids: np.ndarray  # int32: 4 bytes a token (a list of Python ints takes 36), for every window of the pass
     source: slice  # rows of the window's output that are kept
     target: int  # first cache row they fill
 
@@ -309,7 +311,8 @@ def plan_windows(ids: list[int], mask: list[int], room: int, policy: str, stride
         first, last = number == 0, number == len(ranges) - 1
         window = head + content[start:stop] + tail
         source = slice(0 if first else prefix + keep_start - start, len(window) if last else prefix + keep_stop - start)
-        windows.append(Window(window, source, offset + (0 if first else prefix + keep_start)))
+        target = offset + (0 if first else prefix + keep_start)
+        windows.append(Window(np.asarray(window, dtype=np.int32), source, target))
     cached_ids = head + content + tail
     special = [True] * len(head) + [bool(flag) for flag in mask[prefix : prefix + len(content)]] + [True] * len(tail)
     return windows, cached_ids, special
@@ -332,29 +335,25 @@ def batches(windows: list[Window], budget: int) -> list[list[Window]]:
     return groups
 
 
-def run_windows(model, windows: list[Window], layers: tuple[int, ...], total: int, budget: int, pad: int, device,
-                dtype: str = "float32"):
-    """Encode the windows in length-sorted batches and scatter the kept rows into [total, D] arrays of `dtype`."""
+def run_windows(model, windows: list[Window], layers: tuple[int, ...], budget: int, pad: int, device, store) -> None:
+    """Encode the windows in length-sorted batches; `store(layer, first_row, rows)` takes each window's kept rows
+    (float32) as soon as its batch is done, so memory holds one batch's hidden states, whatever the dataset."""
     import torch
 
-    hidden: dict[int, np.ndarray] = {}
     with torch.inference_mode():
         for batch in batches(windows, budget):
             ids = torch.full((len(batch), len(batch[0].ids)), pad, dtype=torch.long)
             attention = torch.zeros_like(ids)
             for row, window in enumerate(batch):
-                ids[row, : len(window.ids)] = torch.tensor(window.ids)
+                ids[row, : len(window.ids)] = torch.from_numpy(window.ids)
                 attention[row, : len(window.ids)] = 1
             states = model(
                 input_ids=ids.to(device), attention_mask=attention.to(device), output_hidden_states=True
             ).hidden_states
             for layer in layers:
                 block = states[layer].float().cpu().numpy()
-                target = hidden.setdefault(layer, np.empty((total, block.shape[-1]), dtype=dtype))
                 for row, window in enumerate(batch):
-                    kept = block[row, window.source]
-                    target[window.target : window.target + len(kept)] = kept
-    return hidden
+                    store(layer, window.target, block[row, window.source])
 
 
 def weight_hashes(model_path: str | Path) -> dict[str, str]:
@@ -366,7 +365,32 @@ def weight_hashes(model_path: str | Path) -> dict[str, str]:
     return {file.name: hashlib.sha256(file.read_bytes()).hexdigest() for file in files}
 
 
-def encode_texts(
+@dataclass
+class Plan:
+    """What one pass encodes and records, before any forward pass: the model, the windows, every array but the
+    hidden states, and the cache's metadata."""
+
+    model: object
+    device: object
+    layers: tuple[int, ...]
+    windows: list[Window]
+    budget: int
+    pad: int
+    texts: list[str]
+    arrays: dict[str, np.ndarray]  # offsets, input_ids, special
+    vocab: dict[int, str]
+    signature: dict
+
+    @property
+    def width(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    @property
+    def n_tokens(self) -> int:
+        return int(self.arrays["offsets"][-1])
+
+
+def plan_pass(
     texts: Iterable[str],
     model_path: str | Path,
     layers: Iterable[int],
@@ -378,13 +402,8 @@ def encode_texts(
     revision: str | None = None,
     role: str = "encoder",
     dtype: str = "float32",
-) -> EmbeddingCache:
-    """Encode every distinct text once and keep the requested layers' token vectors (module docstring).
-
-    `batch_size` counts full-window inputs: each batch holds up to batch_size x max_length tokens, so short
-    inputs (sentences) go many to a batch. `device`: None/"auto" = cuda when present, else cpu. `revision`:
-    the hub commit the model of config role `role` is pinned to (`storyeval.neural.models`). `dtype`: the
-    storage of the vectors (float32 or float16; computed in float32 either way)."""
+) -> Plan:
+    """Check the settings, load the encoder, tokenise and window every distinct text (`encode_texts`)."""
     from storyeval.neural.device import choose_device
 
     distinct = distinct_texts(texts)
@@ -408,17 +427,18 @@ def encode_texts(
     if policy == "sliding" and not 0 <= int(stride) < room:
         raise InputError(f"embedding pass: stride {stride} must lie in 0..{room - 1} (the window's word pieces)")
 
-    encoded = tokenizer(
-        [text.strip() for text in distinct], add_special_tokens=True, return_special_tokens_mask=True, verbose=False
-    )
     windows, ids, special, offsets, long_texts = [], [], [], [0], 0
-    for text_ids, mask in zip(encoded["input_ids"], encoded["special_tokens_mask"]):
-        long_texts += len(text_ids) > window
-        text_windows, cached_ids, flags = plan_windows(text_ids, mask, room, policy, stride, offsets[-1])
-        windows += text_windows
-        ids += cached_ids
-        special += flags
-        offsets.append(offsets[-1] + len(cached_ids))
+    for start in range(0, len(distinct), TOKENISE_CHUNK):  # the tokenizer's lists, a chunk at a time
+        encoded = tokenizer([text.strip() for text in distinct[start : start + TOKENISE_CHUNK]],
+                            add_special_tokens=True, return_special_tokens_mask=True, verbose=False)
+        for text_ids, mask in zip(encoded["input_ids"], encoded["special_tokens_mask"]):
+            long_texts += len(text_ids) > window
+            text_windows, cached_ids, flags = plan_windows(text_ids, mask, room, policy, stride, offsets[-1])
+            windows += text_windows
+            ids.append(np.asarray(cached_ids, dtype=np.int64))
+            special.append(np.asarray(flags, dtype=bool))
+            offsets.append(offsets[-1] + len(cached_ids))
+    ids, special = np.concatenate(ids), np.concatenate(special)
     if long_texts:
         LOG.warning(
             "encoder %s: %d of %d texts exceed the %d-token window; %s",
@@ -430,11 +450,9 @@ def encode_texts(
             if policy == "truncate"
             else f"covered by sliding windows overlapping by {stride} word pieces",
         )
-    hidden = run_windows(
-        model, windows, chosen, offsets[-1], int(batch_size) * window, tokenizer.pad_token_id or 0, torch_device, dtype
-    )
-    cache_bytes = sum(states.nbytes for states in hidden.values()) + 9 * offsets[-1] + 8 * len(offsets)  # ids, flags
-    present = np.unique(np.asarray(ids, dtype=np.int64))
+    vector_bytes = len(chosen) * offsets[-1] * int(model.config.hidden_size) * np.dtype(dtype).itemsize
+    cache_bytes = vector_bytes + 9 * offsets[-1] + 8 * len(offsets)  # ids, flags
+    present = np.unique(ids)
     vocab = dict(zip(present.tolist(), tokenizer.convert_ids_to_tokens(present.tolist())))
     signature = {
         "format": FORMAT,
@@ -462,15 +480,95 @@ def encode_texts(
             for package in ("torch", "transformers", "tokenizers", "numpy", "safetensors")
         },
     }
-    LOG.info(
-        "encoder %s: %d texts, %d tokens, layers %s on %s",
-        model_path,
-        len(distinct),
-        offsets[-1],
-        list(chosen),
-        torch_device.type,
-    )
-    return EmbeddingCache(distinct, np.asarray(offsets), np.asarray(ids), np.asarray(special), hidden, vocab, signature)
+    arrays = {"offsets": np.asarray(offsets, dtype=np.int64), "input_ids": ids, "special": special}
+    return Plan(model, torch_device, chosen, windows, int(batch_size) * window, tokenizer.pad_token_id or 0, distinct,
+                arrays, vocab, signature)
+
+
+def log_pass(plan: Plan) -> None:
+    LOG.info("encoder %s: %d texts, %d tokens, layers %s on %s", plan.signature["model"], len(plan.texts),
+             plan.n_tokens, list(plan.layers), plan.device.type)
+
+
+def encode_texts(texts: Iterable[str], model_path: str | Path, layers: Iterable[int], batch_size: int = 32,
+                 device: str | None = None, max_length: int | None = None, policy: str = "truncate",
+                 stride: int | None = None, revision: str | None = None, role: str = "encoder",
+                 dtype: str = "float32") -> EmbeddingCache:
+    """Encode every distinct text once and keep the requested layers' token vectors in memory (module docstring;
+    `encode_to_file` streams them to a cache file instead).
+
+    `batch_size` counts full-window inputs: each batch holds up to batch_size x max_length tokens, so short
+    inputs (sentences) go many to a batch. `device`: None/"auto" = cuda when present, else cpu. `revision`:
+    the hub commit the model of config role `role` is pinned to (`storyeval.neural.models`). `dtype`: the
+    storage of the vectors (float32 or float16; computed in float32 either way)."""
+    plan = plan_pass(texts, model_path, layers, batch_size, device, max_length, policy, stride, revision, role, dtype)
+    hidden = {layer: np.empty((plan.n_tokens, plan.width), dtype=dtype) for layer in plan.layers}
+
+    def store(layer: int, first: int, rows: np.ndarray) -> None:
+        hidden[layer][first : first + len(rows)] = rows
+
+    run_windows(plan.model, plan.windows, plan.layers, plan.budget, plan.pad, plan.device, store)
+    log_pass(plan)
+    arrays = plan.arrays
+    return EmbeddingCache(plan.texts, arrays["offsets"], arrays["input_ids"], arrays["special"], hidden, plan.vocab,
+                          plan.signature)
+
+
+def encode_to_file(texts: Iterable[str], path: str | Path, model_path: str | Path, layers: Iterable[int],
+                   batch_size: int = 32, device: str | None = None, max_length: int | None = None,
+                   policy: str = "truncate", stride: int | None = None, revision: str | None = None,
+                   role: str = "encoder", dtype: str = "float32") -> dict:
+    """`encode_texts` written to `path` as `save_cache` writes it, byte for byte, with each batch's rows written
+    as soon as it is encoded: memory holds one batch, not the dataset's vectors. Returns the signature."""
+    plan = plan_pass(texts, model_path, layers, batch_size, device, max_length, policy, stride, revision, role, dtype)
+    shapes = {name: (array.dtype, array.shape) for name, array in plan.arrays.items()}
+    shapes |= {f"layer_{layer}": (np.dtype(dtype), (plan.n_tokens, plan.width)) for layer in plan.layers}
+    header, starts, size = safetensors_layout(shapes, metadata_of(plan.texts, plan.vocab, plan.signature))
+    row_bytes = plan.width * np.dtype(dtype).itemsize
+    path = Path(path)
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "wb") as file:
+        file.write(header)
+        file.truncate(size)
+        handle = file.fileno()
+        for name, array in plan.arrays.items():
+            os.pwrite(handle, array.tobytes(), starts[name])
+
+        def store(layer: int, first: int, rows: np.ndarray) -> None:
+            os.pwrite(handle, np.ascontiguousarray(rows, dtype=dtype), starts[f"layer_{layer}"] + first * row_bytes)
+
+        run_windows(plan.model, plan.windows, plan.layers, plan.budget, plan.pad, plan.device, store)
+    os.replace(partial, path)
+    log_pass(plan)
+    return plan.signature
+
+
+def metadata_of(texts: Sequence[str], vocab: dict[int, str], signature: dict) -> dict[str, str]:
+    content = {"signature": signature, "texts": list(texts), "vocab": sorted(vocab.items())}
+    return {METADATA_KEY: json.dumps(content, sort_keys=True, ensure_ascii=False)}
+
+
+# safetensors' names of numpy dtypes, in the order it lays tensors out: larger alignment first (then by name)
+SAFETENSORS_DTYPES = {"int64": "I64", "float32": "F32", "float16": "F16", "bool": "BOOL"}
+
+
+def safetensors_layout(shapes: dict[str, tuple[np.dtype, tuple]], metadata: dict[str, str]):
+    """The header bytes safetensors writes for tensors of these (dtype, shape), each tensor's first byte in the
+    file, and the file's size: the format's 8-byte little-endian length, then JSON (metadata first, tensors in
+    data order, padded with spaces to 8 bytes), then the tensors back to back."""
+    order = sorted(shapes, key=lambda name: (list(SAFETENSORS_DTYPES).index(shapes[name][0].name), name))
+    entries, position = {"__metadata__": metadata}, 0
+    for name in order:
+        dtype, shape = shapes[name]
+        length = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        entries[name] = {"dtype": SAFETENSORS_DTYPES[dtype.name], "shape": list(shape),
+                         "data_offsets": [position, position + length]}
+        position += length
+    text = json.dumps(entries, ensure_ascii=False, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    start = 8 + len(text)
+    header = len(text).to_bytes(8, "little") + text
+    return header, {name: start + entries[name]["data_offsets"][0] for name in order}, start + position
 
 
 def save_cache(cache: EmbeddingCache, path: str | Path) -> None:
@@ -484,9 +582,8 @@ def save_cache(cache: EmbeddingCache, path: str | Path) -> None:
         "special": cache.special,
         **{f"layer_{layer}": np.ascontiguousarray(states) for layer, states in cache.hidden.items()},
     }
-    content = {"signature": cache.signature, "texts": list(cache.texts), "vocab": sorted(cache.vocab.items())}
     partial = path.with_name(path.name + ".partial")
-    save_file(arrays, str(partial), metadata={METADATA_KEY: json.dumps(content, sort_keys=True, ensure_ascii=False)})
+    save_file(arrays, str(partial), metadata=metadata_of(cache.texts, cache.vocab, cache.signature))
     os.replace(partial, path)
 
 
