@@ -188,8 +188,9 @@ def library_unit_vectors(layers: list[np.ndarray]) -> np.ndarray:
 
 
 def test_unit_vectors_are_torchs_bits_on_real_token_vectors(minilm, hanna_llm_texts):
-    """Three real texts' MiniLM vectors (layers 2-6, 36-400 tokens): storyeval's unit vectors are the library's
-    bits, also when a text sits in a padded batch as in the library; numpy's float32 norm differs in the last bit."""
+    """Three real texts' MiniLM vectors (layers 2-6, 36-400 tokens): storyeval's unit vectors under the library's
+    zero start are the library's bits, also when a text sits in a padded batch as in the library; numpy's float32
+    norm differs in the last bit."""
     from storyeval.neural.embeddings import encode_texts
 
     chosen = hanna_llm_texts[hanna_llm_texts["prompt_id"] == 80]
@@ -203,7 +204,7 @@ def test_unit_vectors_are_torchs_bits_on_real_token_vectors(minilm, hanna_llm_te
     batch = library_unit_vectors([np.stack([text[layer] for text in padded]) for layer in range(len(layers))])
     numpy_differs = 0
     for index, (text, vectors) in enumerate(stacked.items()):
-        ours, _ = baryscore.measure(cache, text, layers, None)
+        ours, _ = baryscore.measure(cache, text, layers, None, library_bits=True)
         size = len(vectors[0])
         assert ours.dtype == np.float32 and ours.shape == (len(layers), size, 384)
         assert np.array_equal(ours, library_unit_vectors(list(vectors)))

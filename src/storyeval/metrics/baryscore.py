@@ -3,8 +3,8 @@ cache (`storyeval.neural.embeddings`); lower is better (distances).
 
 Method, as the authors' library (`nlg_eval_via_simi_measures`, `BaryScoreMetric`; Colombo et al. 2021):
 - per text, the token vectors (special tokens included) of the last 5 hidden states (`layers`; bert-base:
-  8..12 in `config/paper.yaml`, MiniLM: 2..6), L2-normalised with torch's arithmetic as the library
-  (`unit_vectors`), one discrete measure per layer;
+  8..12 in `config/paper.yaml`, MiniLM: 2..6), L2-normalised (under the library's zero start with its torch
+  arithmetic, `unit_vectors`), one discrete measure per layer;
 - token weights: idf = log((N+1)/(df+1)), normalised to sum 1 (special tokens occur in every text, so their
   weight is 0). `idf="pooled"` (the default): one table over the story and reference columns, so both
   sides of a pair are weighted alike and story = reference scores 0 (as the release's human row);
@@ -116,12 +116,16 @@ def idf_tables(texts: pd.DataFrame, cache: EmbeddingCache, idf: str, swap_idf: b
     return (references, stories) if swap_idf else (stories, references)
 
 
-def measure(cache: EmbeddingCache, text: str, layers: tuple[int, ...], table) -> tuple[np.ndarray, np.ndarray]:
-    """[L, T, D] float32 unit token vectors (`unit_vectors`) and [T] weights."""
+def measure(cache: EmbeddingCache, text: str, layers: tuple[int, ...], table, library_bits: bool = False
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """[L, T, D] float32 unit token vectors and [T] weights. `library_bits` (the library's zero start): normalised
+    with the library's torch arithmetic (`unit_vectors`), whose last bits decide that start's tie; else with
+    numpy, which the default layer-mean start does not hinge on (the defaults' scores stay as they were)."""
     tokens = cache.get(text)
     stacked = np.stack([tokens.layers[layer] for layer in layers])
     weights = table.of(tokens.input_ids) if table is not None else np.ones(len(tokens.input_ids))
-    return unit_vectors(stacked), masses(weights, text)
+    units = unit_vectors(stacked) if library_bits else stacked / np.linalg.norm(stacked, axis=-1, keepdims=True)
+    return units, masses(weights, text)
 
 
 def unit_vectors(vectors: np.ndarray) -> np.ndarray:
@@ -204,12 +208,12 @@ def compute(texts: pd.DataFrame, *, cache: EmbeddingCache, layers: Sequence[int]
     def group_job(reference, stories):
         cache.release()  # the previous group's mapped vectors: memory bounded by a group, not the dataset
         reference_key = (reference, "shared" if shared else "reference")
-        measures = {reference_key: measure(cache, reference, layers, reference_idf)}
+        measures = {reference_key: measure(cache, reference, layers, reference_idf, settings.init == "zeros")}
         pairs = []
         for story in stories:
             story_key = (story, "shared" if shared else "story")
             if story_key not in measures:
-                measures[story_key] = measure(cache, story, layers, story_idf)
+                measures[story_key] = measure(cache, story, layers, story_idf, settings.init == "zeros")
             pairs.append((reference_key, story_key))
         return measures, pairs, settings
 
