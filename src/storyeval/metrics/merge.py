@@ -25,15 +25,15 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
     from storyeval.judges import JUDGE_COLUMNS
 
     known_order = [*[slug for slug in order if slug in columns], *[slug for slug in columns if slug not in order]]
-    released_registry = pd.DataFrame([(slug, *columns[slug]) for slug in known_order],
+    declared = pd.DataFrame([(slug, *columns[slug]) for slug in known_order],
                                      columns=["slug", "label", "reference", "family", "direction"])
     judged = judges if judges is not None and len(judges) else None
     if judged is not None:
-        new = judged[~judged["slug"].isin(released_registry["slug"])]
-        released_registry = pd.concat([released_registry, new[released_registry.columns]], ignore_index=True)
-    released_registry["column"] = released_label(released_registry)
+        new = judged[~judged["slug"].isin(declared["slug"])]
+        declared = pd.concat([declared, new[declared.columns]], ignore_index=True)
+    declared["column"] = released_label(declared)
     frames, slugs = [], []
-    known = set(released_registry["slug"])
+    known = set(declared["slug"])
     for path in paths:
         frame = pd.read_parquet(path).set_index("story_id")
         for column in frame.columns:
@@ -53,7 +53,7 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
         raise InputError(
             f"story id {wide.index[wide.index.duplicated()][0]} repeats across metric files; fix: recompute them"
         )
-    known = released_registry.set_index("slug")
+    known = declared.set_index("slug")
     order = [slug for slug in known.index if slug in slugs]  # the paper's column order
     registry = known.loc[order].reset_index()
     registry["degenerate_release"] = False  # computed here, with stable numerics

@@ -32,15 +32,17 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
         raise InputError(f"dataset {data.name}: {len(texts)} stories; its tests need at least {MIN_WILLIAMS} "
                          "(Williams' test has n - 3 degrees of freedom); fix: add stories")
     systems = texts["system"].dropna().unique()
+    one_group = None  # why the stories form one group, if they must
     if len(systems) and texts["prompt_id"].nunique() == 1:
-        texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
-        notes.append("one prompt, so one group: story-level correlations over its stories and no system level "
+        one_group = ("one prompt, so one group: story-level correlations over its stories and no system level "
                      "(each system has one story)")
     elif 0 < len(systems) < MIN_VALUES:
+        one_group = (f"{len(systems)} system{'s' * (len(systems) > 1)} ({', '.join(map(repr, systems))}), fewer "
+                     f"than the {MIN_VALUES} a correlation needs within a prompt or between system means, so "
+                     "story-level correlations over all stories and no system level")
+    if one_group:
         texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
-        notes.append(f"{len(systems)} system{'s' * (len(systems) > 1)} ({', '.join(map(repr, systems))}), fewer than "
-                     f"the {MIN_VALUES} a correlation needs within a prompt or between system means, so story-level "
-                     "correlations over all stories and no system level")
+        notes.append(one_group)
     elif len(systems) == MIN_VALUES:
         notes.append(f"3 systems, fewer than the {MIN_WILLIAMS} Williams' test needs between system means, so its "
                      "system-level t and p are NaN (the correlations are computed)")
