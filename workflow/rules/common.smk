@@ -31,6 +31,7 @@ from storyeval.datasets import RELEASED, describe, metric_names
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.names import check_path_names, check_released
+from storyeval.neural.placement import encoder_threads, gpu_jobs, gpu_visible
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval import plan
@@ -68,6 +69,20 @@ CORE_ENV = "../../envs/core.yaml"
 # and table reads one) and the tables (under a second each) run as soon as they can, then the figure families,
 # the longest first (priority: storyeval.plan.family_cost): no long figure job starts last and runs alone.
 STATISTICS_FIRST = 1000  # above any figure family's cost
+# The jobs on the way to the slowest result (hanna-llm's texts, their embedding pass, the metrics that read it)
+# and the chain of StoryER's jobs start before the statistics: short jobs fill the cores around them.
+LONGEST_PATH_FIRST = 3000
+STORYER_FIRST = 2000
+# A neural job holds the GPU (one at a time, profiles/default) only where it runs on one
+# (storyeval.neural.placement).
+GPU_JOBS = gpu_jobs(config["device"], gpu_visible())
+
+
+def torch_threads(wildcards):
+    """Threads of an encoder job: 1 on a machine of fewer than 4 cores (storyeval.neural.placement)."""
+    return encoder_threads(workflow.resource_settings.cores)
+
+
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
 # Pinned third-party files by source; the user's datasets given by URL are the source "datasets".

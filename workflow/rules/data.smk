@@ -69,6 +69,7 @@ rule normalise_texts:
         text_ratings="results/{textset}/data/text_ratings.csv",
     log:
         "logs/normalise/{textset}_texts.log",
+    priority: LONGEST_PATH_FIRST
     conda:
         CORE_ENV
     params:

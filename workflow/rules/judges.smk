@@ -90,7 +90,7 @@ rule llm_judge:
         CORE_ENV
     threads: 2
     resources:
-        gpu=1,
+        gpu=GPU_JOBS,
         mem_mb=32000,
         runtime=720,
     params:

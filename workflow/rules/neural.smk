@@ -1,5 +1,5 @@
 # Neural metrics: one embedding pass per (dataset, encoder) shared by every token-embedding
-# metric, then one job per (dataset, metric, model). GPU rules declare gpu=1 so that local
+# metric, then one job per (dataset, metric, model). Jobs that run on a GPU declare gpu=1 so that local
 # runs queue them (profiles/default) and clusters place them (profiles/slurm).
 
 
@@ -63,11 +63,12 @@ rule embed_texts:
         "logs/embed/{dataset}/{encoder}.log",
     benchmark:
         "benchmarks/embed/{dataset}/{encoder}.tsv"
+    priority: LONGEST_PATH_FIRST
     conda:
         CORE_ENV
-    threads: 2
+    threads: torch_threads
     resources:
-        gpu=1,
+        gpu=GPU_JOBS,
         mem_mb=8000,
         runtime=120,
     params:
@@ -95,11 +96,12 @@ rule neural_metric:
     wildcard_constraints:
         metric="|".join(NEURAL),
         model="[A-Za-z0-9._-]+",
+    priority: LONGEST_PATH_FIRST
     conda:
         CORE_ENV
     threads: 2
     resources:
-        gpu=1,
+        gpu=lambda wildcards: 0 if catalog.entry(wildcards.metric).resource[0] == "cache" else GPU_JOBS,
         mem_mb=16000,
         runtime=240,
     params:

@@ -141,11 +141,12 @@ rule train_storyer:
         "logs/storyer/train-{encoder}.log",
     benchmark:
         "benchmarks/storyer/train-{encoder}.tsv"
+    priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: 2
+    threads: torch_threads
     resources:
-        gpu=1,
+        gpu=GPU_JOBS,
         mem_mb=8000,
         runtime=120,
     params:
@@ -172,11 +173,12 @@ rule storyer_metric:
         "benchmarks/metrics/{dataset}/storyer@{model}.tsv"
     wildcard_constraints:
         model="[A-Za-z0-9._-]+",
+    priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: 2
+    threads: torch_threads
     resources:
-        gpu=1,
+        gpu=GPU_JOBS,
         mem_mb=8000,
         runtime=120,
     params:
@@ -195,11 +197,12 @@ rule evaluate_storyer:
         **{ext: f"{STORYER_EVALUATION}/evaluation.{ext}" for ext in ("csv", "md")},
     log:
         "logs/storyer/evaluate-{model}.log",
+    priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: 2
+    threads: torch_threads
     resources:
-        gpu=1,
+        gpu=GPU_JOBS,
         mem_mb=8000,
         runtime=60,
     params:
@@ -268,11 +271,12 @@ rule storyer_reasons:
     wildcard_constraints:
         method="|".join(REASON_METHODS),
         model="[A-Za-z0-9._-]+",
+    priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: 2
+    threads: torch_threads
     resources:
-        gpu=1,
+        gpu=GPU_JOBS,
         mem_mb=8000,
         runtime=60,
     params:
