@@ -31,7 +31,7 @@ from storyeval.datasets import RELEASED, describe, metric_names
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.names import check_path_names, check_released
-from storyeval.neural.placement import encoder_threads, gpu_jobs, gpu_visible
+from storyeval.neural.placement import gpu_jobs, gpu_visible, storyer_threads
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval import plan
@@ -78,9 +78,9 @@ STORYER_FIRST = 2000
 GPU_JOBS = gpu_jobs(config["device"], gpu_visible())
 
 
-def torch_threads(wildcards):
-    """Threads of an encoder job: 1 on a machine of fewer than 4 cores (storyeval.neural.placement)."""
-    return encoder_threads(workflow.resource_settings.cores)
+def storyer_job_threads(wildcards):
+    """Threads of StoryER's jobs: 1 on a machine of fewer than 4 cores (storyeval.neural.placement)."""
+    return storyer_threads(workflow.resource_settings.cores)
 
 
 RESOURCES = config["data"]["resources_dir"]

@@ -66,7 +66,7 @@ rule embed_texts:
     priority: LONGEST_PATH_FIRST
     conda:
         CORE_ENV
-    threads: torch_threads
+    threads: 2
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,

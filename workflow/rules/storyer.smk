@@ -144,7 +144,7 @@ rule train_storyer:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: torch_threads
+    threads: storyer_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,
@@ -176,7 +176,7 @@ rule storyer_metric:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: torch_threads
+    threads: storyer_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,
@@ -200,7 +200,7 @@ rule evaluate_storyer:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: torch_threads
+    threads: storyer_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,
@@ -274,7 +274,7 @@ rule storyer_reasons:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: torch_threads
+    threads: storyer_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,

@@ -1,14 +1,15 @@
 """Where the neural jobs run, as the scheduler sees them: whether a job holds the machine's GPU, and how many
-threads a torch encoder job asks for. Read at the workflow's start-up, so nothing here imports torch (1-2 s).
+threads StoryER's jobs ask for. Read at the workflow's start-up, so nothing here imports torch (1-2 s).
 
 - GPU. A neural job declares the resource `gpu` (profiles/default lets one job at a time hold it, so two jobs
   never share one card's memory). A job that will run on the CPU holds no GPU: on a machine without one, the
   declaration made every neural job wait for the one before it (a fresh `make reproduce` on 2 cores ran one
   job at a time for 631 of its 739 s).
-- Threads. The encoder's forward pass gains 1.63x from a second thread at 18 % more CPU time (30 hanna-llm
-  pairs, all-MiniLM-L6-v2, quiet 2-core machine: 2.70 s and 5.22 CPU-s on 2 threads, 4.42 s on 1; the vectors
-  are bit for bit the same). On fewer than 4 cores two one-thread jobs side by side therefore finish more work
-  than one two-thread job after the other: the embedding pass runs beside StoryER's jobs and the statistics.
+- Threads. StoryER's jobs keep about one core busy when given two (a fresh `make reproduce`, quiet 2-core
+  machine: training 75 CPU-s in 70 s, its heads train on one thread; scoring hanna-llm 80 CPU-s in 63 s), and
+  a job of two threads runs alone on 2 cores. On fewer than 4 cores they take one thread and run beside the
+  statistics. The embedding pass keeps two (1.47 cores busy): it lies on the longest path, before BaryScore.
+  The numbers do not depend on it: StoryER's vectors come from MKL's strict mode (`storyeval.learned.embed`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def gpu_jobs(device: str | None, visible: bool) -> int:
     return int(str(device) != "cpu")
 
 
-def encoder_threads(cores: int | None) -> int:
-    """Threads of a torch encoder job (the embedding pass, StoryER's jobs): 2, or 1 where the run has fewer than
+def storyer_threads(cores: int | None) -> int:
+    """Threads of StoryER's jobs (training, scoring, evaluation, reasons): 2, or 1 where the run has fewer than
     FEW_CORES cores. `None` (no local core count, as on a cluster): 2."""
     return 2 if cores is None or cores >= FEW_CORES else 1
