@@ -43,8 +43,8 @@ test-all: $(BIN)/snakemake lint
 bench: check-env
 	$(BIN)/python bench/bench_analysis.py
 
-# ruff (pyproject.toml) on the Python, snakefmt on the rule files. Not `snakemake --lint`: it asks for every
-# input function in common.smk, where this workflow keeps each beside the rules that use it.
+# ruff (pyproject.toml) on the Python, snakefmt on the rule files. `snakemake --lint` parses the workflow against
+# the data (the mirrors, a probe of the annotations' URL): tests/test_workflow.py runs it and wants it clean.
 lint: check-env
 	$(BIN)/ruff check .
 	$(BIN)/snakefmt --check Snakefile workflow/rules

@@ -1,5 +1,5 @@
 # storyeval: which automatic metrics agree with human judgment of stories.
-# Thin entry point: configuration, rule files, and the default target (its targets: targets.smk).
+# Thin entry point: configuration, rule files, and the default target (its targets: storyeval.workflow.targets).
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -37,5 +37,5 @@ onstart:
 rule all:
     default_target: True
     input:
-        all_targets(),
-        ["results/audit/audit.csv", "results/audit/audit.md", "results/audit/audit.html"] if audit_wanted() else [],
+        startup_check(workflow_targets.all_targets, RUN),
+        ["results/audit/audit.csv", "results/audit/audit.md", "results/audit/audit.html"] if AUDIT_WANTED else [],

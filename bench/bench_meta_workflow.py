@@ -35,7 +35,7 @@ TARGET_RULE = """include: "Snakefile"
 
 rule bench_meta:
     input:
-        meta_targets("hanna", "released"),
+        workflow_meta.targets(RUN, "hanna", "released"),
 """
 
 

@@ -31,7 +31,7 @@ TARGET_RULE = """include: "Snakefile"
 
 rule bench_released:
     input:
-        analysis_targets("hanna", "released"),
+        workflow_targets.analysis_targets(RUN, "hanna", "released"),
 """
 
 

@@ -2,15 +2,17 @@
 paper), which of them a dataset's shape allows, and the families one job renders together. The rule files call
 these with the config's values; here they are plain functions, tested without Snakemake.
 
-A figure is a spec {kind, level, coefficient, subset, criterion, p_values}; a dataset's shape (the workflow's
-`structure`) says its levels, criteria, whether its stories lie on a prompt x system grid (`systems`), whether it
-has per-rater ratings (`raters`), and whether it holds the metrics of the representative subset (`subset`), of
-Fig. 8 (`topk`) and of the reanalyses (`reanalyses`).
+A figure is a spec {kind, level, coefficient, subset, criterion, p_values}; a dataset's shape
+(storyeval.workflow.run.Run.structure) says its levels, criteria, whether its stories lie on a prompt x system
+grid (`systems`), whether it has per-rater ratings (`raters`), and whether it holds the metrics of the
+representative subset (`subset`), of Fig. 8 (`topk`) and of the reanalyses (`reanalyses`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 
 from storyeval.criteria import CRITERIA
 from storyeval.data.registry import slugify
@@ -132,3 +134,168 @@ def stats_tables(shape: Mapping) -> list[str]:
     if shape["raters"]:
         names += ["icc"] + ["system_means"] * shape["systems"]
     return names
+
+
+# What the rule files ask of these for a run: the config's figures and tables, their families (one rule each in
+# figures.smk, named fig_<family> and tables_<family>), their files, inputs and settings.
+
+TABLES = {  # name -> (the statistics it reads, the config analysis settings it reads)
+    "tab6_borda": (["borda"], ["top_k"]),
+    "kemeny_consensus": (["kemeny", "kemeny_summary"], ["top_k"]),
+    "tab8_top5_story": (["top_metrics"], ["top_k"]),
+    "tab5_top3_pearson": (["top_metrics"], ["tab5_top_k"]),
+    "tab9_top5_system": (["top_metrics"], ["top_k"]),
+    "tab3_icc": (["icc"], []),
+    "tab4_system_means": (["system_means"], []),
+    **{name: ([name], []) for name in REANALYSES},
+}
+# Each family is wanted by the same score sets (wanted_table); the other tables form family "common".
+TABLE_FAMILIES = {"system": ["tab9_top5_system"], "raters": ["tab3_icc"], "systems_raters": ["tab4_system_means"],
+                  "reanalyses": REANALYSES}
+FIGURE_INPUTS = {  # what each kind of figure reads
+    "criteria": ["correlations", "registry"],
+    "metric_criteria": ["correlations", "registry"],
+    "metric_metric": ["correlations", "registry"],
+    "williams": ["williams", "registry"],
+    "bootstrap_f1": ["f1", "registry"],
+    "topk": ["topk", "registry"],
+    "violins": ["stories", "human"],
+}
+SCORESET = "results/{dataset}/{scoreset}"  # a score set's folder, as a rule's pattern
+
+
+def report_page(base: str, name: str) -> str:
+    """The report's page of a figure or table (storyeval.plots.pages)."""
+    return f"{base}/report/{name}.html"
+
+
+@cache
+def _figures_of(criteria: tuple[str, ...], p_values: str) -> dict[str, dict]:
+    return figures_of(criteria, p_values)
+
+
+def enabled_figures(config: Mapping, criteria: Sequence[str]) -> dict[str, dict]:
+    """{name: spec} of the figures of a dataset rating `criteria` whose level and coefficient config's analysis
+    computes."""
+    analysis = config["analysis"]
+    return {
+        name: spec
+        for name, spec in _figures_of(tuple(criteria), config["figures"]["p_values"]).items()
+        if spec.get("level", analysis["levels"][0]) in analysis["levels"]
+        and spec.get("coefficient", analysis["coefficients"][0]) in analysis["coefficients"]
+    }
+
+
+def enabled_tables(config: Mapping) -> list[str]:
+    """The tables whose level (Tab. 8, 9) and coefficient (Tab. 5: Pearson) config's analysis computes."""
+    analysis = config["analysis"]
+    return [name for name in TABLES
+            if TABLE_LEVELS.get(name, analysis["levels"][0]) in analysis["levels"]
+            and (name != "tab5_top3_pearson" or "pearson" in analysis["coefficients"])]
+
+
+def figure_families(config: Mapping, criteria: Sequence[str]) -> dict[str, list[str]]:
+    """{family: figures} for a dataset rating `criteria`: one job each per dataset and score set."""
+    families = {}
+    for name, spec in enabled_figures(config, criteria).items():
+        families.setdefault(figure_family(spec), []).append(name)
+    return families
+
+
+def table_families(config: Mapping) -> dict[str, list[str]]:
+    """{family: tables} of the enabled tables: those of TABLE_FAMILIES, and "common" for the rest."""
+    enabled = enabled_tables(config)
+    grouped = [name for names in TABLE_FAMILIES.values() for name in names]
+    families = {"common": [name for name in enabled if name not in grouped],
+                **{family: [name for name in enabled if name in names] for family, names in TABLE_FAMILIES.items()}}
+    return {family: names for family, names in families.items() if names}
+
+
+def table_targets(config: Mapping, base: str, shape: Mapping) -> list[str]:
+    """CSV, Markdown and report page of each table a score set (folder `base`) wants."""
+    wanted = [name for name in enabled_tables(config) if wanted_table(name, shape)]
+    names = whole_families(wanted, table_families(config), "table")
+    return [f"{base}/tables/{name}.{ext}" for name in names for ext in ("csv", "md")] + [
+        report_page(base, name) for name in names]
+
+
+def figure_targets(config: Mapping, base: str, shape: Mapping, kinds: Sequence[str] | None = None) -> list[str]:
+    """The figures of a score set (of `kinds`, default all), each with its report page, and the set's own page
+    (rule about_dataset, which the landing page reads)."""
+    figures = enabled_figures(config, shape["criteria"])
+    names = [name for name, spec in figures.items()
+             if wanted_figure(spec, shape) and (kinds is None or spec["kind"] in kinds)]
+    names = whole_families(names, figure_families(config, shape["criteria"]), "figure")
+    return [f"{base}/figures/{name}.{ext}" for name in names for ext in ("pdf", "png")] + [
+        report_page(base, name) for name in [*names, "about"]]
+
+
+def figure_rules(config: Mapping, analysed: Sequence[tuple[str, Sequence[str]]]) -> dict[str, tuple]:
+    """{rule name: (its datasets or None, its figures {name: spec})} for the analysed (dataset, criteria) score
+    sets. A family whose names hold criteria (Williams, and the subset's Williams) gets one rule per criteria set,
+    for the datasets that rate them; HANNA's keeps the plain family name."""
+    criteria_sets = {}
+    for dataset, criteria in analysed:
+        criteria_sets.setdefault(tuple(criteria), []).append(dataset)
+    rules = {}
+    for criteria, datasets in criteria_sets.items():
+        suffix = "" if list(criteria) == CRITERIA else re.sub(r"\W", "_", f"_{datasets[0]}")
+        figures = enabled_figures(config, criteria)
+        for family, names in figure_families(config, criteria).items():
+            if family == "subset" or family.startswith("williams"):
+                if criteria:  # an unrated set has neither
+                    rules[f"fig_{family}{suffix}"] = (sorted(set(datasets)), {name: figures[name] for name in names})
+            else:
+                rules.setdefault(f"fig_{family}", (None, {name: figures[name] for name in names}))
+    return rules
+
+
+def figure_inputs(config: Mapping, figures: Mapping[str, Mapping]) -> dict[str, str]:
+    """The statistics a family's figures read; with figures.p_values bh, the Williams p-values that rule
+    williams_bh adjusts per level and criterion (Benjamini & Hochberg 1995)."""
+    paths = {
+        "correlations": f"{SCORESET}/correlations.csv",
+        "registry": f"{SCORESET}/metrics.csv",
+        "williams": f"{SCORESET}/williams{'_bh' * (config['figures']['p_values'] == 'bh')}.csv",
+        "f1": f"{SCORESET}/bootstrap_f1.csv",
+        "topk": f"{SCORESET}/topk.csv",
+        "stories": "results/{dataset}/data/stories.csv",
+        "human": "results/{dataset}/data/human_scores.csv",
+    }
+    return {key: paths[key] for spec in figures.values() for key in FIGURE_INPUTS[spec["kind"]]}
+
+
+def family_params(config: Mapping, figures: Mapping[str, Mapping]) -> dict:
+    """Only the settings a family's figures read, so that changing one reruns only the figures it changes."""
+    params = {"dpi": config["figures"]["dpi"]}
+    if any(spec["subset"] for spec in figures.values()):
+        params["representative"] = config["figures"]["representative_metrics"]
+    if any(spec["kind"] == "topk" for spec in figures.values()):
+        params["topk_coefficient"] = config["stats"]["topk"]["coefficient"]
+    return params
+
+
+def figure_outputs(figures: Mapping[str, Mapping]) -> dict:
+    """PDF and PNG of each figure ({name: spec}), and its report page (the PNG at full size, the PDF named) as
+    (path, caption, subcategory, labels) for the rule file's report entry."""
+    from storyeval.plots.pages import figure_caption, figure_labels
+
+    outputs = {}
+    for name, spec in figures.items():
+        outputs[f"{name}_pdf"] = f"{SCORESET}/figures/{name}.pdf"
+        outputs[f"{name}_png"] = f"{SCORESET}/figures/{name}.png"
+        outputs[f"{name}_page"] = (report_page(SCORESET, name), figure_caption(spec), "Figures",
+                                   figure_labels(name, spec))
+    return outputs
+
+
+def table_outputs(names: Sequence[str]) -> dict:
+    """CSV and Markdown of each table, and its report page as (path, caption, subcategory, labels)."""
+    from storyeval.plots.pages import TABLE_CAPTIONS, table_labels
+
+    outputs = {}
+    for name in names:
+        outputs[f"{name}_csv"] = f"{SCORESET}/tables/{name}.csv"
+        outputs[f"{name}_md"] = f"{SCORESET}/tables/{name}.md"
+        outputs[f"{name}_page"] = (report_page(SCORESET, name), TABLE_CAPTIONS[name], "Tables", table_labels(name))
+    return outputs

@@ -1,40 +1,11 @@
 # Correlations, system means and rankings of one score set of one dataset. The switches of config analysis
 # (system_ties, system_coefficients, borda_ties; config/paper-exact.yaml sets the papers' artefacts) are params of
-# the package functions these rules call.
-from storyeval.data.load import needs_exact_means, reanalysis_recomputes
-
-
-def correlation_inputs(wildcards):
-    """A text set without human ratings (hanna-llm) correlates its metrics with each other only."""
-    if structure(wildcards.dataset, wildcards.scoreset)["ratings"]:
-        return scoreset_inputs(wildcards)
-    return unrated_inputs(wildcards)
-
-
-def unrated_inputs(wildcards):
-    base = f"results/{wildcards.dataset}"
-    return {
-        "stories": f"{base}/data/texts.parquet",
-        "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
-        "registry": f"{base}/{wildcards.scoreset}/metrics.csv",
-    }
-
-
-def with_exact_means(inputs, system_ties, wildcards):
-    """`inputs` plus rater_ratings.csv where the system level needs the exact per-story means (the authors' last
-    bits: storyeval.data.load.needs_exact_means)."""
-    if needs_exact_means(system_ties, config["analysis"]["system_coefficients"]) and "human" in inputs:
-        inputs = {**inputs, "ratings": f"results/{wildcards.dataset}/data/rater_ratings.csv"}
-    return inputs
+# the package functions these rules call; what the rules read: storyeval.workflow.analysis.
 
 
 rule correlations:
     input:
-        unpack(
-            lambda wildcards: with_exact_means(
-                correlation_inputs(wildcards), config["analysis"]["system_ties"], wildcards
-            )
-        ),
+        unpack(lambda wildcards: workflow_analysis.correlation_inputs(RUN, wildcards.dataset, wildcards.scoreset)),
     output:
         "results/{dataset}/{scoreset}/correlations.csv",
     log:
@@ -98,7 +69,7 @@ SYSTEM_RANKING_FIGURE = {"kind": "system_ranking", "level": "system", "subset": 
 
 rule system_ranking:
     input:
-        unpack(unrated_inputs),
+        unpack(lambda wildcards: workflow_analysis.unrated_inputs(wildcards.dataset, wildcards.scoreset)),
         caption=caption_file("system_ranking"),
     output:
         csv="results/{dataset}/{scoreset}/system_ranking.csv",
@@ -106,13 +77,13 @@ rule system_ranking:
         pdf="results/{dataset}/{scoreset}/figures/system_ranking.pdf",
         png="results/{dataset}/{scoreset}/figures/system_ranking.png",
         page=report_entry(
-            report_page("results/{dataset}/{scoreset}", "system_ranking"),
+            plan.report_page("results/{dataset}/{scoreset}", "system_ranking"),
             "system_ranking",
             "Figures",
             figure_labels("system_ranking", SYSTEM_RANKING_FIGURE),
         ),
         table_page=report_entry(
-            report_page("results/{dataset}/{scoreset}", "system_ranking_table"),
+            plan.report_page("results/{dataset}/{scoreset}", "system_ranking_table"),
             "system_ranking",
             "Tables",
             table_labels("system_ranking_table"),

@@ -1,53 +1,25 @@
 # The reproduction audit (storyeval.audit): the papers' printed numbers beside storyeval's under the default
 # settings and under the paper-exact profile (audit.profile), from the released-score analysis.
 
-AUDIT_BASE = "results/hanna"
+from storyeval.workflow import audit as workflow_audit
 
-
-def audit_file(key):
-    """A file named by config audit.<key>: relative to the working directory, else to the repository."""
-    path = Path(config["audit"][key])
-    if not path.is_absolute() and not path.exists() and (Path(workflow.basedir) / path).exists():
-        path = Path(workflow.basedir) / path
-    return str(path)
-
-
-def audit_wanted():
-    """The audit joins the default target when its paper values are there (else one start-up note)."""
-    if Path(audit_file("paper_values")).is_file():
-        return True
+# The audit joins the default target when its paper values are there (else one start-up note).
+PAPER_VALUES = workflow_audit.audit_file(config, "paper_values", workflow.basedir)
+AUDIT_WANTED = Path(PAPER_VALUES).is_file()
+if not AUDIT_WANTED:
     STARTUP_NOTES.append(
-        f"audit left out: {config_key('audit.paper_values')} ({audit_file('paper_values')}) is "
+        f"audit left out: {config_key('audit.paper_values')} ({PAPER_VALUES}) is "
         "not there; fix: point it at the papers' printed numbers"
     )
-    return False
-
-
-def audit_inputs(wildcards):
-    paper_values = audit_file("paper_values")
-    if not Path(paper_values).is_file():
-        raise WorkflowError(
-            f"{config_key('audit.paper_values')}: {paper_values} is not there; fix: point it at the "
-            "papers' printed numbers (src/storyeval/printed_numbers.yaml in the repository)"
-        )
-    return {
-        "paper_values": paper_values,
-        "profile": audit_file("profile"),
-        "schema": str(Path(workflow.basedir) / "workflow/schemas/config.schema.yaml"),
-        "stories": f"{AUDIT_BASE}/data/stories.csv",
-        "ratings": f"{AUDIT_BASE}/data/rater_ratings.csv",
-        "human": f"{AUDIT_BASE}/data/human_scores.csv",
-        "scores": f"{AUDIT_BASE}/released/scores.parquet",
-        "registry": f"{AUDIT_BASE}/released/metrics.csv",
-        "correlations": f"{AUDIT_BASE}/released/correlations.csv",
-        "system_means": f"{AUDIT_BASE}/released/system_means.csv",
-        "icc": f"{AUDIT_BASE}/released/icc.csv",
-    }
 
 
 rule audit:
     input:
-        unpack(audit_inputs),
+        unpack(
+            lambda wildcards: startup_check(
+                workflow_audit.inputs, config, workflow.basedir, CONFIG_SOURCES.origin("audit.paper_values")
+            )
+        ),
     output:
         csv="results/audit/audit.csv",
         md="results/audit/audit.md",

@@ -1,9 +1,9 @@
-# Config validation, data-source helpers, wildcard constraints, and the helpers several rule files share.
-# Each rule file holds the input functions of its own rules.
+# Config validation and the start-up checks (storyeval.workflow.startup), wildcard constraints, and the one-line
+# adapters several rule files share. What each rule reads and makes is planned in storyeval.workflow and
+# storyeval.plan, plain functions of the config and of what start-up found (RUN), tested without Snakemake.
 import os
 import re
 import sys
-from functools import cache
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -21,22 +21,23 @@ if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != sys.path[0]:
 # passive waits cost 10-15 % of that pass's wall time. Same results.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import pandas as pd
-
-from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, sha256sum, verify
-from storyeval.data.hanna import read_wide, released_registry
-from storyeval.data.registry import resolve_metrics
+from storyeval.data.fetch import sha256sum
+from storyeval.data.hanna import released_registry
 from storyeval.config import ConfigSources, check_config, check_consistency
-from storyeval.datasets import RELEASED, describe, metric_names
+from storyeval.datasets import metric_names
 from storyeval.errors import InputError
-from storyeval.limits import check_draws
-from storyeval.names import check_path_names, check_released
+from storyeval.names import check_path_names
 from storyeval.neural.placement import gpu_jobs, gpu_visible, storyer_threads
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval import plan
 from storyeval.sources import module_sources
-from storyeval.text.fit import fitted_description, load_fitted
+from storyeval.workflow import analysis as workflow_analysis
+from storyeval.workflow import metrics as workflow_metrics
+from storyeval.workflow import shards as workflow_shards
+from storyeval.workflow import startup as workflow_startup
+from storyeval.workflow.run import Run, text_datasets
+from storyeval.workflow.sources import Pinned
 
 
 def startup_check(check, *args):
@@ -85,19 +86,8 @@ def storyer_job_threads(wildcards):
 
 RESOURCES = config["data"]["resources_dir"]
 HANNA = config["hanna"]
-# Pinned third-party files by source; the user's datasets given by URL are the source "datasets".
-SOURCES = {
-    "hanna": config["hanna"],
-    "storyer": config["storyer"],
-    "s3": config["s3"],
-    "datasets": {
-        "files": {
-            name: {"path": name + Path(entry["url"]).suffix, "url": entry["url"], "sha256": entry["sha256"]}
-            for name, entry in config["datasets"].items()
-            if "url" in entry
-        }
-    },
-}
+PINNED = Pinned(config)  # pinned third-party files by source; the user's datasets given by URL: source "datasets"
+SOURCES = PINNED.sources
 RECORDED = f"{RESOURCES}/recorded-checksums.tsv"  # sha256 of files pinned with sha256: null, at first download
 STARTUP_NOTES = []  # said once when a run starts (onstart), not on every parse (-n, --lint, cluster jobs)
 
@@ -107,144 +97,12 @@ def say_startup_notes():
         logger.info(f"storyeval: {note}")
 
 
-def mirrors(source):
-    return config["data"]["mirrors"].get(source, [])
-
-
-def pinned_path(source, key):
-    """Local path of a pinned third-party file (fetched by rule fetch)."""
-    return f"{RESOURCES}/{source}/{Path(SOURCES[source]['files'][key]['path']).name}"
-
-
-def hanna_path(key):
-    return pinned_path("hanna", key)
-
-
-def pinned_url(source, key):
-    entry = SOURCES[source]["files"][key]
-    return entry.get("url") or f"{SOURCES[source]['base_url']}/{entry['commit']}/{entry['path']}"
-
-
 def pinned_entry(wildcards):
     """The config entry (url, sha256, mirrors) of the file named by the `source` and `file` wildcards, checked
     (`check_sources`) when the DAG first needs it: before any job, and only for the files the targets read."""
-    for key, entry in SOURCES[wildcards.source]["files"].items():
-        if Path(entry["path"]).name == wildcards.file:
-            check_sources([(wildcards.source, key)])
-            return {
-                "key": key,
-                "url": pinned_url(wildcards.source, key),
-                "sha256": entry["sha256"],
-                "mirrors": mirrors(wildcards.source),
-            }
-    raise WorkflowError(f"no pinned {wildcards.source} file is called {wildcards.file!r}; fix: add it to config.yaml")
-
-
-def annotations_available():
-    """Use the raw annotation file when fetched already, mirrored, or its pinned URL answers."""
-    if HANNA["annotations"] == "skip":
-        return False
-    name = HANNA["files"]["annotations"]["path"]
-    if Path(hanna_path("annotations")).is_file() or find_in_mirrors(name, mirrors("hanna")):
-        return True
-    if config["data"]["allow_download"] and reachable(pinned_url("hanna", "annotations")):
-        return True
-    STARTUP_NOTES.append(
-        f"skipping the raw-annotation outputs (hanna text dataset, its computed metrics, worker-id ICC): "
-        f"{name} is in no mirror ({', '.join(mirrors('hanna')) or 'none'}) and {pinned_url('hanna', 'annotations')} "
-        f"is unreachable; to use it, download that URL into "
-        f"{mirrors('hanna')[0] if mirrors('hanna') else 'a directory listed in data.mirrors.hanna'}"
-    )
-    return False
-
-
-def released_metrics():
-    """The released scores' registry (slug, label) from the verified file's header; None before it is fetched."""
-    scores = VERIFIED.get(("hanna", "scores"))
-    return None if scores is None else startup_check(released_registry, scores)
-
-
-def check_metric_names():
-    """Stop before any job when config names a metric that neither the released scores (the verified file's
-    header) nor a computed metric has: a typo. A score set that lacks a named metric skips it (its rule logs)."""
-    released = released_metrics()
-    if released is None:
-        return  # validated again by the rules once the file is fetched
-    computed = pd.DataFrame([{"slug": slug, "label": row[0]} for slug, row in catalog.registry_rows().items()])
-    registry = pd.concat([released[["slug", "label"]], computed], ignore_index=True)
-    for key, names in {
-        "figures.representative_metrics": config["figures"]["representative_metrics"],
-        "stats.topk.metrics": config["stats"]["topk"]["metrics"],
-        "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
-    }.items():
-        startup_check(resolve_metrics, names, registry, config_key(key))
-
-
-def find_released_scores():
-    """The released scores' local copy (fetched, or a mirror's), verified at start-up when there is one, so that
-    the checks on its content run before any job; a copy that does not match its sha256 stops the run here, in
-    one line (none at all: checked when a target needs the file, pinned_entry)."""
-    if ("hanna", "scores") not in VERIFIED:
-        pinned = SOURCES["hanna"]["files"]["scores"]["sha256"]
-        local = startup_check(local_copy, pinned_path("hanna", "scores"), mirrors("hanna"), pinned, RECORDED)
-        if local is not None:
-            VERIFIED[("hanna", "scores")] = local
-
-
-def check_released_data():
-    """Before any job, on the verified released scores: their system names, the names config gives (reference
-    system, metrics, criteria), the memory of the configured resampling counts, and one warning line on absurd
-    values (said at the start of a run)."""
-    scores = VERIFIED.get(("hanna", "scores"))
-    if scores is None:
-        return  # none local yet: the jobs check the file they fetch
-    columns = startup_check(read_wide, scores)
-    STARTUP_NOTES.append(startup_check(check_released, columns, str(scores), config, CONFIG_SOURCES))
-    prompts = len(next(iter(next(iter(columns.values())).values())))
-    shape = (prompts, len(next(iter(columns.values()))), len(columns))  # criteria and metrics
-    for key in ("stats.n_resamples", "meta.n_permutations", "meta.n_resamples"):
-        section, name = key.split(".")
-        startup_check(check_draws, config[section][name], *shape, config_key(key))
-
-
-def check_local_tables():
-    """Before any job: each dataset read from a local path exists and matches its sha256."""
-    for name, dataset in config["datasets"].items():
-        if "path" not in dataset:
-            continue
-        if not Path(dataset["path"]).is_file():
-            raise WorkflowError(
-                f"{config_key(f'datasets.{name}.path')}: no file {dataset['path']} (relative to "
-                f"{os.getcwd()}); fix: correct the path, or run from the directory it is relative to"
-            )
-        startup_check(
-            verify,
-            Path(dataset["path"]),
-            dataset["sha256"],
-            f"{config_key(f'datasets.{name}.path')} " f"{dataset['path']}",
-            "if you changed the file on purpose, set sha256: to the new value",
-        )
-
-
-FITTED = {}  # user dataset -> its declaration reduced to what its file allows (storyeval.text.fit)
-
-
-def dataset_notes():
-    """One start-up line per user dataset (kind table) that lacks something the analysis could use, or whose
-    data allow less than its columns declare, saying what follows (the released datasets' shapes are in the
-    README's table)."""
-    reference_based = [name for name, entry in catalog.CATALOG.items() if "reference" in entry.needs]
-    for name in [name for name in TEXT_DATASETS if config["datasets"][name]["kind"] == "table"]:
-        entry = config["datasets"][name]
-        declared = describe(entry, name)
-        path = entry.get("path") or pinned_path("datasets", name)
-        notes = []
-        if Path(path).is_file():
-            data, notes = startup_check(load_fitted, entry, name, path)
-            FITTED[name] = fitted_description(declared, data)
-        lacks = declared.lacks(reference_based) + notes
-        if lacks:
-            STARTUP_NOTES.append(f"dataset {name}: " + "; ".join(lacks))
+    entry = startup_check(PINNED.entry, wildcards.source, wildcards.file)
+    check_sources([(wildcards.source, entry["key"])])
+    return entry
 
 
 VERIFIED = {}  # (source, key) -> the local copy checked against its sha256 this run, None: to be downloaded
@@ -253,40 +111,28 @@ VERIFIED = {}  # (source, key) -> the local copy checked against its sha256 this
 def check_sources(files):
     """Before any job: each (source, key) file's local copy (fetched into resources/, else a mirror's) matches
     its pinned or recorded sha256, or the file is downloadable. One line per problem, before anything parses."""
-    for source, key in files:
-        if (source, key) in VERIFIED:
-            continue
-        local = startup_check(
-            local_copy, pinned_path(source, key), mirrors(source), SOURCES[source]["files"][key]["sha256"], RECORDED
-        )
-        if local is None and not (config["data"]["allow_download"] and reachable(pinned_url(source, key))):
-            name = Path(SOURCES[source]["files"][key]["path"]).name
-            raise WorkflowError(
-                f"{name}: in no mirror ({', '.join(mirrors(source)) or 'none configured'}) and "
-                f"{pinned_url(source, key)} is unreachable or downloads are off; fix: put the file in a "
-                f"directory listed under data.mirrors.{source}, or run where that URL answers"
-            )
-        VERIFIED[(source, key)] = local
+    startup_check(workflow_startup.verify_sources, PINNED, files, VERIFIED, RECORDED)
 
 
 # Every copy already fetched is read by some rule: all are verified on every start (a few ms for the ~10 MB).
 # Files still to fetch are checked when a target needs them (pinned_entry): a dataset of one's own needs none.
-check_sources(
-    [
-        (source, key)
-        for source in SOURCES
-        for key in SOURCES[source]["files"]
-        if Path(pinned_path(source, key)).is_file()
-    ]
-)
-check_local_tables()
-find_released_scores()
-check_metric_names()
-check_released_data()
-USE_ANNOTATIONS = annotations_available()
-TEXT_DATASETS = [name for name in config["datasets"] if name != "hanna" or USE_ANNOTATIONS]
-dataset_notes()
-DATASETS = list(dict.fromkeys(["hanna", *TEXT_DATASETS]))
+check_sources(workflow_startup.fetched(PINNED))
+startup_check(workflow_startup.check_local_tables, config, CONFIG_SOURCES)
+# The released scores, verified now when a copy is local: the checks on their content run before any job.
+startup_check(workflow_startup.find_released_scores, PINNED, VERIFIED, RECORDED)
+RELEASED_SCORES = VERIFIED.get(("hanna", "scores"))  # None: not local yet, the jobs check the file they fetch
+RELEASED_REGISTRY = None if RELEASED_SCORES is None else startup_check(released_registry, RELEASED_SCORES)
+startup_check(workflow_startup.check_metric_names, config, RELEASED_REGISTRY, CONFIG_SOURCES)
+STARTUP_NOTES.append(startup_check(workflow_startup.check_released_data, config, RELEASED_SCORES, CONFIG_SOURCES))
+USE_ANNOTATIONS, _note = workflow_startup.annotations_available(config, PINNED)
+STARTUP_NOTES.append(_note)
+TEXT_DATASETS = text_datasets(config, USE_ANNOTATIONS)
+FITTED, _notes = startup_check(workflow_startup.fit_tables, config, TEXT_DATASETS, PINNED)
+STARTUP_NOTES.extend(_notes)
+# RUN, what the rule files plan from (storyeval.workflow), is the checked config and what start-up found.
+RELEASED_NAMES = None if RELEASED_REGISTRY is None else {*RELEASED_REGISTRY["slug"], *RELEASED_REGISTRY["label"]}
+RUN = Run(config, USE_ANNOTATIONS, FITTED, RELEASED_NAMES)
+DATASETS = RUN.datasets
 SCORESETS = ["released", "computed"]
 
 
@@ -296,115 +142,23 @@ wildcard_constraints:
     scoreset="|".join(SCORESETS),
     source="|".join(SOURCES),
     metric="|".join(catalog.CATALOG),
-    encoder="|".join(
-        sorted(
-            {
-                re.escape(model["name"])
-                for role, model in config["models"].items()
-                if model and role in ("encoder", "sentence_encoder")
-            }
-        )
-    )
-    or "none",
+    encoder="|".join(sorted(map(re.escape, workflow_metrics.encoders(config)))) or "none",
 
 
-# What several rule files share: score-set structure, the metric families, report entries, digests.
-
-# The reanalyses rank a score set's metrics (reanalysis.sum_of_ranks_metrics) over its criteria.
-REANALYSES = plan.REANALYSES
-
-
-def described(dataset, scoreset):
-    """What the score set's dataset is (storyeval.datasets): HANNA's released scores, or a configured dataset."""
-    if scoreset == "released":
-        return RELEASED
-    return FITTED.get(dataset) or describe(config["datasets"][dataset], dataset)
-
-
-def scoreset_metrics(dataset, scoreset):
-    """Slugs and labels of the metrics a score set will hold: the released file's header (all the configured
-    names, before it is fetched), or the columns of the dataset's enabled metrics."""
-    if scoreset == "released":
-        registry = released_metrics()
-        return None if registry is None else set(registry["slug"]) | set(registry["label"])
-    columns = [
-        (slug, column.label)
-        for metric in enabled_metrics(dataset)
-        for slug, column in catalog.entry(metric).columns.items()
-    ]
-    return {name for pair in columns for name in pair}
-
-
-def present(names, metrics):
-    """How many of the configured metric `names` a score set holds (all of them when not yet known)."""
-    return len(names) if metrics is None else sum(name in metrics for name in names)
-
-
-@cache
-def structure(dataset, scoreset):
-    """What a score set's analysis can do: its levels, criteria, systems and raters, and which config lists
-    (representative subset, Fig. 8 metrics, the reanalyses' metrics) it holds enough metrics of."""
-    data = described(dataset, scoreset)
-    metrics = scoreset_metrics(dataset, scoreset)
-    rated = bool(data.criteria)
-    return {
-        "levels": [level for level in config["analysis"]["levels"] if level in data.levels],
-        "systems": data.grouped,
-        "raters": data.raters,
-        "ratings": rated,
-        "criteria": list(data.criteria),
-        "subset": rated and data.grouped and present(config["figures"]["representative_metrics"], metrics) >= 2,
-        "topk": data.grouped and present(config["stats"]["topk"]["metrics"], metrics) >= 1,
-        "reanalyses": rated and present(config["reanalysis"]["sum_of_ranks_metrics"], metrics) >= 2,
-    }
+# Shared by the rule files, one line each, for score-set inputs and levels, shards, metric options and digests,
+# report entries.
 
 
 def dataset_levels(wildcards):
-    return structure(wildcards.dataset, wildcards.scoreset)["levels"]
+    return RUN.structure(wildcards.dataset, wildcards.scoreset)["levels"]
 
 
 def scoreset_inputs(wildcards):
-    base = f"results/{wildcards.dataset}"
-    return {
-        "stories": f"{base}/data/stories.csv",
-        "human": f"{base}/data/human_scores.csv",
-        "scores": f"{base}/{wildcards.scoreset}/scores.parquet",
-        "registry": f"{base}/{wildcards.scoreset}/metrics.csv",
-    }
-
-
-MODELLED = [name for name, entry in catalog.CATALOG.items() if entry.resource]  # scores named <metric>@<model>
-
-
-LEARNED = [name for name in MODELLED if catalog.entry(name).resource[0] == "model_file"]  # trained here: storyer.smk
-
-
-NEURAL = [name for name in MODELLED if name not in LEARNED]  # rule neural_metric
-
-
-STRING = [name for name in catalog.CATALOG if name not in MODELLED]
-
-
-def neural_model(metric):
-    """The configured model (name, path) a neural metric reads, or None when its role is disabled."""
-    _, role = catalog.entry(metric).resource
-    return config["models"][role]
-
-
-def metric_stem(metric):
-    """File stem of a metric's scores: the model is part of a neural metric's name."""
-    return f"{metric}@{neural_model(metric)['name']}" if metric in MODELLED else metric
-
-
-def enabled_metrics(dataset):
-    """The dataset's metrics whose model role is configured (config.yaml disables roles with no offline model)."""
-    return [
-        metric for metric in config["datasets"][dataset]["metrics"] if metric not in MODELLED or neural_model(metric)
-    ]
+    return workflow_analysis.scoreset_inputs(wildcards.dataset, wildcards.scoreset)
 
 
 def metric_inputs(wildcards):
-    return {"texts": f"results/{wildcards.dataset}/data/texts.parquet"}
+    return workflow_metrics.texts(wildcards.dataset)
 
 
 def metric_digest(script):
@@ -413,22 +167,13 @@ def metric_digest(script):
     return lambda wildcards: script_digest(script, catalog.entry(wildcards.metric).module)
 
 
+def shard_names(dataset):
+    """The dataset's shards (0000, 0001, ...), known once checkpoint shard_texts (shards.smk) has run."""
+    return workflow_shards.names(checkpoints.shard_texts.get(dataset=dataset).output[0])
+
+
 def metric_params(wildcards):
     return config["metric_params"].get(wildcards.metric, {})
-
-
-def encoder_model(wildcards):
-    """The configured encoder named by the `encoder` wildcard: its role, path, layers to cache and revision."""
-    for role in ("encoder", "sentence_encoder"):
-        model = config["models"][role]
-        if model and model["name"] == wildcards.encoder:
-            layers = model.get("layers") or config["embedding"]["layers"]
-            return {"role": role, "path": model["path"], "layers": layers, "revision": model.get("revision")}
-    raise WorkflowError(f"no configured encoder is named {wildcards.encoder!r}; fix: set models.encoder.name in config")
-
-
-def report_page(base, name):
-    return f"{base}/report/{name}.html"
 
 
 def report_category(wildcards):
@@ -444,6 +189,11 @@ def report_entry(path, caption, subcategory, labels, category=report_category):
     """One result of the report: an HTML page (storyeval.plots.pages) that shows a figure at full size or a
     table as a table; the report shows HTML inline, while PNG is shrunk to the window and CSV downloaded."""
     return report(path, caption=f"../report/{caption}.rst", category=category, subcategory=subcategory, labels=labels)
+
+
+def report_entries(outputs):
+    """Outputs (storyeval.plan) whose report pages, (path, caption, subcategory, labels), become report entries."""
+    return {key: report_entry(*value) if isinstance(value, tuple) else value for key, value in outputs.items()}
 
 
 def script_digest(script, *modules):

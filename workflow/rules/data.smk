@@ -1,14 +1,6 @@
 # Download (pinned commit + sha256, local mirrors first) and normalisation of the datasets.
 
 
-def text_source(wildcards):
-    """A dataset's input file: a pinned release's fetched copy, the user's local file, or its fetched URL."""
-    entry = config["datasets"][wildcards.textset]
-    if "file" in entry:
-        return pinned_path(*entry["file"].split("/"))
-    return entry.get("path") or pinned_path("datasets", wildcards.textset)
-
-
 rule fetch:
     output:
         f"{RESOURCES}/{{source}}/{{file}}",
@@ -27,8 +19,8 @@ rule fetch:
 
 rule normalise_hanna:
     input:
-        scores=hanna_path("scores"),
-        raters=hanna_path("scores_llm"),
+        scores=PINNED.path("hanna", "scores"),
+        raters=PINNED.path("hanna", "scores_llm"),
     output:
         stories="results/hanna/data/stories.csv",
         human="results/hanna/data/human_scores.csv",
@@ -47,7 +39,7 @@ rule normalise_hanna:
 
 rule normalise_hanna_annotations:
     input:
-        hanna_path("annotations"),
+        PINNED.path("hanna", "annotations"),
     output:
         "results/hanna/data/worker_ratings.csv",
     log:
@@ -62,7 +54,7 @@ rule normalise_hanna_annotations:
 
 rule normalise_texts:
     input:
-        text_source,
+        lambda wildcards: PINNED.text_source(wildcards.textset),
     output:
         texts="results/{textset}/data/texts.parquet",
         text_human="results/{textset}/data/text_human_scores.csv",

@@ -2,73 +2,12 @@
 # (Chhun, Suchanek & Clavel 2024): correlations by grouping with the Kendall variants (Deutsch, Foster & Freitag
 # 2023), pairwise and soft pairwise accuracy (Kocmi et al. 2021; Thompson et al. 2024), PERM-BOTH and BOOT-BOTH
 # (Deutsch, Dror & Roth 2021) per grouping, BH-adjusted p-values (Benjamini & Hochberg 1995), WMT clusters.
+from storyeval.workflow import meta as workflow_meta
+
 META = config["meta"]
-META_BASE = "results/{dataset}/{scoreset}/meta"
+META_BASE = workflow_meta.BASE  # what the rules read and make: storyeval.workflow.meta
 META_TITLE = "Which metrics (and LLM judges) agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
 CONSENSUS_TITLE = "Best metrics (and LLM judges) by Kemeny consensus of their rankings per criterion (Borda beside)"
-
-
-def with_judges(dataset, scoreset):
-    return META["judges"] and (dataset, scoreset) == ("hanna", "released")
-
-
-def meta_groupings(dataset, scoreset):
-    """The configured groupings the score set has: item and system need stories on a prompt x system grid."""
-    shape = structure(dataset, scoreset)
-    return [name for name in META["groupings"] if shape["systems"] or name == "none"]
-
-
-def meta_params(wildcards):
-    """The meta section with the score set's own groupings."""
-    return {**META, "groupings": meta_groupings(wildcards.dataset, wildcards.scoreset)}
-
-
-def meta_best_inputs(wildcards):
-    base = META_BASE.format(dataset=wildcards.dataset, scoreset=wildcards.scoreset)
-    groupings = meta_groupings(wildcards.dataset, wildcards.scoreset)
-    return {
-        name: [f"{base}/{stem}_{grouping}.csv" for grouping in groupings]
-        for name, stem in (("intervals", "boot_both"), ("clusters", "clusters"))
-    }
-
-
-def meta_inputs(wildcards):
-    """The score set, and the LLM judges beside HANNA's released scores."""
-    inputs = scoreset_inputs(wildcards)
-    if with_judges(wildcards.dataset, wildcards.scoreset):
-        inputs.update(
-            judge_scores="results/hanna/judges/scores.parquet", judge_registry="results/hanna/judges/metrics.csv"
-        )
-    return inputs
-
-
-def consensus_inputs(wildcards):
-    """The meta correlations and the registries of their columns (the judges' beside HANNA's released scores)."""
-    inputs = {
-        "correlations": f"{META_BASE}/correlations.csv".format(**wildcards),
-        "registry": f"results/{wildcards.dataset}/{wildcards.scoreset}/metrics.csv",
-    }
-    if with_judges(wildcards.dataset, wildcards.scoreset):
-        inputs["judge_registry"] = "results/hanna/judges/metrics.csv"
-    return inputs
-
-
-def meta_targets(dataset, scoreset):
-    base = META_BASE.format(dataset=dataset, scoreset=scoreset)
-    top = f"results/{dataset}/{scoreset}"
-    groupings = meta_groupings(dataset, scoreset)
-    return [
-        f"{base}/correlations.csv",
-        *[f"{base}/pairwise.csv"] * ("system" in groupings),
-        *expand(f"{base}/{{name}}_{{grouping}}.csv", name=["perm_both", "clusters"], grouping=groupings),
-        f"{top}/williams_bh.csv",
-        *[f"{base}/williams_judges.csv"]
-        * (with_judges(dataset, scoreset) or scoreset == "computed" and bool(judge_jobs(dataset))),
-        *[f"{base}/{name}.csv" for name in ("consensus", "consensus_summary")],
-        *[f"{top}/tables/{name}.{ext}" for name in ("meta_best", "meta_consensus") for ext in ("csv", "md")],
-        *[f"{top}/figures/meta_best.{ext}" for ext in ("pdf", "png")],
-        *[report_page(top, name) for name in ("meta_best", "meta_best_table", "meta_consensus_table")],
-    ]
 
 
 wildcard_constraints:
@@ -77,7 +16,7 @@ wildcard_constraints:
 
 rule judge_scores:
     input:
-        hanna_path("scores_llm"),
+        PINNED.path("hanna", "scores_llm"),
     output:
         scores="results/hanna/judges/scores.parquet",
         registry="results/hanna/judges/metrics.csv",
@@ -95,7 +34,7 @@ rule judge_scores:
 
 rule meta_correlations:
     input:
-        unpack(meta_inputs),
+        unpack(lambda wildcards: workflow_meta.inputs(config, wildcards.dataset, wildcards.scoreset)),
     output:
         f"{META_BASE}/correlations.csv",
     log:
@@ -107,14 +46,14 @@ rule meta_correlations:
     params:
         sources=script_digest("meta_correlations.py"),
         reference_system=HANNA["reference_system"],
-        meta=meta_params,
+        meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_correlations.py"
 
 
 rule meta_pairwise:
     input:
-        unpack(meta_inputs),
+        unpack(lambda wildcards: workflow_meta.inputs(config, wildcards.dataset, wildcards.scoreset)),
     output:
         f"{META_BASE}/pairwise.csv",
     log:
@@ -126,14 +65,14 @@ rule meta_pairwise:
     params:
         sources=script_digest("meta_pairwise.py"),
         reference_system=HANNA["reference_system"],
-        meta=meta_params,
+        meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_pairwise.py"
 
 
 rule meta_perm_both:
     input:
-        unpack(meta_inputs),
+        unpack(lambda wildcards: workflow_meta.inputs(config, wildcards.dataset, wildcards.scoreset)),
     output:
         tests=f"{META_BASE}/perm_both_{{grouping}}.csv",
         clusters=f"{META_BASE}/clusters_{{grouping}}.csv",
@@ -146,14 +85,14 @@ rule meta_perm_both:
     params:
         sources=script_digest("meta_perm_both.py"),
         reference_system=HANNA["reference_system"],
-        meta=meta_params,
+        meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_perm_both.py"
 
 
 rule meta_boot_both:
     input:
-        unpack(meta_inputs),
+        unpack(lambda wildcards: workflow_meta.inputs(config, wildcards.dataset, wildcards.scoreset)),
     output:
         f"{META_BASE}/boot_both_{{grouping}}.csv",
     log:
@@ -165,20 +104,20 @@ rule meta_boot_both:
     params:
         sources=script_digest("meta_boot_both.py"),
         reference_system=HANNA["reference_system"],
-        meta=meta_params,
+        meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_boot_both.py"
 
 
 rule meta_best:
     input:
-        unpack(meta_best_inputs),
+        unpack(lambda wildcards: workflow_meta.best_inputs(RUN, wildcards.dataset, wildcards.scoreset)),
         caption=caption_file("meta_best"),
     output:
         csv="results/{dataset}/{scoreset}/tables/meta_best.csv",
         md="results/{dataset}/{scoreset}/tables/meta_best.md",
         table_page=report_entry(
-            report_page("results/{dataset}/{scoreset}", "meta_best_table"),
+            plan.report_page("results/{dataset}/{scoreset}", "meta_best_table"),
             "meta_best",
             "Tables",
             table_labels("meta_best_table"),
@@ -186,7 +125,7 @@ rule meta_best:
         pdf="results/{dataset}/{scoreset}/figures/meta_best.pdf",
         png="results/{dataset}/{scoreset}/figures/meta_best.png",
         figure_page=report_entry(
-            report_page("results/{dataset}/{scoreset}", "meta_best"),
+            plan.report_page("results/{dataset}/{scoreset}", "meta_best"),
             "meta_best",
             "Figures",
             {
@@ -215,7 +154,7 @@ rule meta_best:
 
 rule meta_consensus:
     input:
-        unpack(consensus_inputs),
+        unpack(lambda wildcards: workflow_meta.consensus_inputs(config, wildcards.dataset, wildcards.scoreset)),
         caption=caption_file("meta_consensus"),
     output:
         consensus=f"{META_BASE}/consensus.csv",
@@ -223,7 +162,7 @@ rule meta_consensus:
         csv="results/{dataset}/{scoreset}/tables/meta_consensus.csv",
         md="results/{dataset}/{scoreset}/tables/meta_consensus.md",
         table_page=report_entry(
-            report_page("results/{dataset}/{scoreset}", "meta_consensus_table"),
+            plan.report_page("results/{dataset}/{scoreset}", "meta_consensus_table"),
             "meta_consensus",
             "Tables",
             table_labels("meta_consensus_table"),
@@ -246,7 +185,7 @@ rule meta_consensus:
 
 rule meta_williams_judges:
     input:
-        unpack(meta_inputs),
+        unpack(lambda wildcards: workflow_meta.inputs(config, wildcards.dataset, wildcards.scoreset)),
     output:
         f"{META_BASE}/williams_judges.csv",
     log:
@@ -258,7 +197,7 @@ rule meta_williams_judges:
     params:
         sources=script_digest("meta_williams_judges.py"),
         reference_system=HANNA["reference_system"],
-        meta=meta_params,
+        meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_williams_judges.py"
 

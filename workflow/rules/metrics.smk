@@ -1,26 +1,6 @@
 # One job per (dataset, metric); its `sources` parameter (the digests of its script, the metric's module and
-# what they import) makes editing one rerun that metric (and what depends on it) and nothing else.
-
-
-def merge_inputs(wildcards):
-    base = f"results/{wildcards.dataset}/computed/scores"
-    return {
-        "scores": [f"{base}/{metric_stem(metric)}.parquet" for metric in enabled_metrics(wildcards.dataset)],
-        "judge_scores": judge_outputs(wildcards.dataset, "scores"),  # judges.smk
-        "judge_registries": judge_outputs(wildcards.dataset, "registry"),
-    }
-
-
-def benchmark_inputs(wildcards):
-    stems = [metric_stem(metric) for metric in enabled_metrics(wildcards.dataset)]
-    return {
-        "benchmarks": [f"benchmarks/metrics/{wildcards.dataset}/{stem}.tsv" for stem in stems]
-        + [
-            f"benchmarks/judges/{wildcards.dataset}/{judge}@{template}.tsv"
-            for judge, template in judge_jobs(wildcards.dataset)
-        ],
-        "texts": f"results/{wildcards.dataset}/data/texts.parquet",
-    }
+# what they import) makes editing one rerun that metric (and what depends on it) and nothing else. What the rules
+# read: storyeval.workflow.metrics.
 
 
 rule metric:
@@ -34,7 +14,7 @@ rule metric:
     benchmark:
         "benchmarks/metrics/{dataset}/{metric}.tsv"
     wildcard_constraints:
-        metric="|".join(STRING),
+        metric="|".join(workflow_metrics.STRING),
     conda:
         CORE_ENV
     resources:
@@ -49,7 +29,7 @@ rule metric:
 
 rule merge_scores:
     input:
-        unpack(merge_inputs),
+        unpack(lambda wildcards: workflow_metrics.merge_inputs(RUN, wildcards.dataset)),
     output:
         scores="results/{dataset}/computed/scores.parquet",
         registry="results/{dataset}/computed/metrics.csv",
@@ -82,7 +62,7 @@ rule validate_against_released:
 
 rule computation_times:
     input:
-        unpack(benchmark_inputs),
+        unpack(lambda wildcards: workflow_metrics.benchmark_inputs(RUN, wildcards.dataset)),
         caption=caption_file("computation_times"),
     output:
         csv="results/{dataset}/computed/tables/computation_times.csv",

@@ -3,41 +3,9 @@
 # cache-based metric; gather_scores joins a metric's shards into the path one job writes, with the same bytes.
 # With shards.stories null (the default) none of these rules exists and nothing changes.
 
-SHARD = "results/{dataset}/data/shards/{shard}.parquet"
-SHARD_SCORES = "results/{dataset}/computed/scores/shards/{metric}@{model}/{shard}"
-SHARD_CACHE = "results/{dataset}/computed/embeddings/{encoder}/{shard}.safetensors"
-CACHED = [name for name in NEURAL if catalog.entry(name).resource[0] == "cache"]
-
-
-def shard_names(dataset):
-    """The dataset's shards (0000, 0001, ...), known once checkpoint shard_texts has run."""
-    folder = Path(checkpoints.shard_texts.get(dataset=dataset).output[0])
-    return sorted(path.stem for path in folder.glob("*.parquet"))
-
-
-def shard_metric_inputs(wildcards):
-    """The shard's texts and cache, and for idf the whole dataset's texts and every shard's cache."""
-    caches = expand(
-        SHARD_CACHE, dataset=wildcards.dataset, encoder=wildcards.model, shard=shard_names(wildcards.dataset)
-    )
-    return {
-        "texts": SHARD.format(dataset=wildcards.dataset, shard=wildcards.shard),
-        "cache": SHARD_CACHE.format(dataset=wildcards.dataset, encoder=wildcards.model, shard=wildcards.shard),
-        "dataset_texts": f"results/{wildcards.dataset}/data/texts.parquet",
-        "shard_caches": caches,
-    }
-
-
-def gather_inputs(wildcards):
-    shards = expand(SHARD_SCORES, shard=shard_names(wildcards.dataset), **wildcards)
-    return {
-        "scores": [f"{shard}.parquet" for shard in shards],
-        "signatures": [f"{shard}.signature.json" for shard in shards],
-        "benchmarks": [
-            f"benchmarks/metrics/{wildcards.dataset}/{wildcards.metric}@{wildcards.model}/{Path(shard).name}.tsv"
-            for shard in shards
-        ],
-    }
+SHARD = workflow_shards.SHARD  # what the rules read and make: storyeval.workflow.shards
+SHARD_SCORES = workflow_shards.SCORES
+SHARD_CACHE = workflow_shards.CACHE
 
 
 if config["shards"]["stories"]:
@@ -71,7 +39,11 @@ if config["shards"]["stories"]:
 
     use rule neural_metric as neural_metric_shard with:
         input:
-            unpack(shard_metric_inputs),
+            unpack(
+                lambda wildcards: workflow_shards.metric_inputs(
+                    wildcards.dataset, wildcards.model, wildcards.shard, shard_names(wildcards.dataset)
+                )
+            ),
         output:
             scores=f"{SHARD_SCORES}.parquet",
             signature=f"{SHARD_SCORES}.signature.json",
@@ -80,7 +52,7 @@ if config["shards"]["stories"]:
         benchmark:
             "benchmarks/metrics/{dataset}/{metric}@{model}/{shard}.tsv"
         wildcard_constraints:
-            metric="|".join(CACHED),
+            metric="|".join(workflow_metrics.CACHED),
             model="[A-Za-z0-9._-]+",
             shard="[0-9]+",
         resources:
@@ -90,7 +62,11 @@ if config["shards"]["stories"]:
 
     rule gather_scores:
         input:
-            unpack(gather_inputs),
+            unpack(
+                lambda wildcards: workflow_shards.gather_inputs(
+                    wildcards.dataset, wildcards.metric, wildcards.model, shard_names(wildcards.dataset)
+                )
+            ),
         output:
             scores="results/{dataset}/computed/scores/{metric}@{model}.parquet",
             signature="results/{dataset}/computed/scores/{metric}@{model}.signature.json",
@@ -98,7 +74,7 @@ if config["shards"]["stories"]:
         log:
             "logs/metrics/{dataset}/{metric}@{model}.log",
         wildcard_constraints:
-            metric="|".join(CACHED),
+            metric="|".join(workflow_metrics.CACHED),
             model="[A-Za-z0-9._-]+",
         conda:
             CORE_ENV

@@ -1,14 +1,6 @@
 # Significance tests, resampling, consensus rankings and the two reanalyses of HANNA (Houairi & Thiounn; Mendras & Nietge).
 
 
-def icc_inputs(wildcards):
-    """Released rater positions always; the raw file's worker-id judges when it is used."""
-    inputs = {"positions": f"results/{wildcards.dataset}/data/rater_ratings.csv"}
-    if wildcards.dataset == "hanna" and USE_ANNOTATIONS:
-        inputs["workers"] = "results/hanna/data/worker_ratings.csv"
-    return inputs
-
-
 rule williams:
     input:
         unpack(scoreset_inputs),
@@ -97,7 +89,7 @@ rule topk_systems:
 
 rule icc:
     input:
-        unpack(icc_inputs),
+        unpack(lambda wildcards: workflow_analysis.icc_inputs(USE_ANNOTATIONS, wildcards.dataset)),
     output:
         "results/{dataset}/{scoreset}/icc.csv",
     log:
@@ -134,20 +126,9 @@ rule kemeny:
         "../scripts/kemeny.py"
 
 
-def reanalysis_inputs(wildcards):
-    """The correlations; also the cubes where Mendras & Nietge's system means (reanalysis.system_ties) are not the
-    analysis' and their system level is recomputed."""
-    base = f"results/{wildcards.dataset}/{wildcards.scoreset}"
-    inputs = {"correlations": f"{base}/correlations.csv", "registry": f"{base}/metrics.csv"}
-    ties = config["reanalysis"]["system_ties"]
-    if reanalysis_recomputes(ties, config["analysis"]["system_ties"]):
-        inputs.update(with_exact_means(scoreset_inputs(wildcards), ties, wildcards))
-    return inputs
-
-
 rule reanalyses:
     input:
-        unpack(reanalysis_inputs),
+        unpack(lambda wildcards: workflow_analysis.reanalysis_inputs(config, wildcards.dataset, wildcards.scoreset)),
     output:
         sum_of_ranks="results/{dataset}/{scoreset}/reanalysis1_sum_of_ranks.csv",
         top_k="results/{dataset}/{scoreset}/reanalysis2_top_k.csv",

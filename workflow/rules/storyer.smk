@@ -2,137 +2,22 @@
 # encoder of its catalog role (models.sentence_encoder), scored as metric `storyer` on every dataset that lists
 # it (then merged, correlated and ranked like any metric), evaluated beside every reference-free metric, explained.
 
-from storyeval.learned.config import REASON_METHODS, TrainConfig
+from storyeval.learned.config import REASON_METHODS
+from storyeval.workflow import storyer as workflow_storyer
 
 STORYER = config["storyer_evaluator"]
-STORYER_ROLE = catalog.entry("storyer").resource[1]
-STORYER_MODEL = "results/storyer-model/{encoder}"
-STORYER_MODEL_FILE = f"{STORYER_MODEL}/model.safetensors"
-STORYER_EVALUATION = "results/storyer-evaluation/{model}"
-STORYER_REASONS = "results/{textset}/storyer/reasons-{method}@{model}.csv"
-STORYER_VECTORS = "results/{dataset}/computed/embeddings/storyer@{model}.vectors.npz"
-
-
-def storyer_encoder():
-    """The configured model of the evaluator's encoder role (name, path), or None: the metric is disabled."""
-    return config["models"][STORYER_ROLE]
-
-
-def storyer_source(name):
-    """(source, key) of the pinned training file `pairs` or `ratings` (config storyer_evaluator)."""
-    return tuple(STORYER[name].split("/"))
-
-
-def storyer_file(name):
-    return pinned_path(*storyer_source(name))
-
-
-def storyer_datasets():
-    return [name for name in TEXT_DATASETS if "storyer" in enabled_metrics(name)]
-
-
-def evaluation_datasets():
-    """Datasets correlated in the evaluation: the StoryER-kind ones (one human score per story) scored by storyer."""
-    return [name for name in storyer_datasets() if config["datasets"][name]["kind"] == "storyer"]
-
-
-def pair_metrics():
-    """The model-free metrics of the evaluation datasets, also scored on the held-out pairs."""
-    return list(
-        dict.fromkeys(metric for name in evaluation_datasets() for metric in enabled_metrics(name) if metric in STRING)
-    )
-
-
-def reasons_seq2seq():
-    """The seq2seq model that generates reasons: storyer_evaluator.reasons.seq2seq, else models.seq2seq."""
-    return STORYER["reasons"]["seq2seq"] or config["models"]["seq2seq"]
-
-
-def storyer_targets():
-    model = storyer_encoder()
-    if not (model and storyer_datasets()):
-        return []
-    targets = [STORYER_MODEL_FILE.format(encoder=model["name"])]
-    if evaluation_datasets():
-        base = STORYER_EVALUATION.format(model=model["name"])
-        targets += [f"{base}/evaluation.{ext}" for ext in ("csv", "md", "pdf", "png")]
-    reasons = STORYER["reasons"]
-    targets += [
-        STORYER_REASONS.format(textset=name, method=reasons["method"], model=model["name"])
-        for name in reasons["datasets"]
-        if name in TEXT_DATASETS
-    ]
-    return targets
-
-
-def check_storyer():
-    """Before any job: a valid training section, data the rules can read, reasons that can be produced."""
-    try:
-        training = TrainConfig.from_mapping(STORYER["training"])
-    except InputError as error:
-        raise WorkflowError(f"{config_key('storyer_evaluator.training')}: {error}") from None
-    for name in ("pairs", "ratings"):
-        source, key = storyer_source(name)
-        if key not in SOURCES[source]["files"]:
-            raise WorkflowError(
-                f"{config_key(f'storyer_evaluator.{name}')}: no pinned file {key!r} under {source}.files; "
-                "fix: add it or correct the key"
-            )
-    if training.heldout_share == 0 and evaluation_datasets():
-        raise WorkflowError(
-            f"{config_key('storyer_evaluator.training.heldout_share')} is 0: no held-out pairs to evaluate "
-            "on; fix: set it above 0 (default 0.2)"
-        )
-    if training.use_prompt:
-        promptless = [name for name in storyer_datasets() if "prompt" not in described(name, "computed").texts]
-        if promptless:
-            raise WorkflowError(
-                f"{config_key('storyer_evaluator.training.use_prompt')}: datasets {promptless} have no "
-                "prompts to score; fix: remove storyer from their metrics or set use_prompt: false"
-            )
-    unknown = sorted(set(STORYER["reasons"]["datasets"]) - set(config["datasets"]))
-    if unknown:
-        raise WorkflowError(
-            f"{config_key('storyer_evaluator.reasons.datasets')}: unknown datasets {unknown}; "
-            f"fix: use names under datasets ({', '.join(config['datasets'])})"
-        )
-    if STORYER["reasons"]["method"] == "generated" and not reasons_seq2seq():
-        raise WorkflowError(
-            f"{config_key('storyer_evaluator.reasons.method')} is generated, but no seq2seq model is set; "
-            "fix: set storyer_evaluator.reasons.seq2seq or models.seq2seq, or use method retrieved"
-        )
-    # Its pinned training files are checked when a target needs them (common.smk, pinned_entry).
-
-
-def evaluation_inputs(wildcards):
-    datasets = evaluation_datasets()
-    return {
-        "model": STORYER_MODEL_FILE.format(encoder=wildcards.model),
-        "pairs": storyer_file("pairs"),
-        "scores": [f"results/{name}/computed/scores.parquet" for name in datasets],
-        "registries": [f"results/{name}/computed/metrics.csv" for name in datasets],
-        "human": [f"results/{name}/data/human_scores.csv" for name in datasets],
-    }
-
-
-def reasons_inputs(wildcards):
-    """Texts and model; the story vectors of the dataset's storyer job when it has one (no second encoding)."""
-    inputs = {
-        "texts": f"results/{wildcards.textset}/data/texts.parquet",
-        "model": STORYER_MODEL_FILE.format(encoder=wildcards.model),
-    }
-    if wildcards.textset in storyer_datasets():
-        inputs["vectors"] = STORYER_VECTORS.format(dataset=wildcards.textset, model=wildcards.model)
-    return inputs
-
-
-check_storyer()
+STORYER_MODEL = workflow_storyer.MODEL  # what the rules read and make: storyeval.workflow.storyer
+STORYER_MODEL_FILE = workflow_storyer.MODEL_FILE
+STORYER_EVALUATION = workflow_storyer.EVALUATION
+STORYER_REASONS = workflow_storyer.REASONS
+STORYER_VECTORS = workflow_storyer.VECTORS
+startup_check(workflow_storyer.check, RUN, PINNED, CONFIG_SOURCES)
 
 
 rule train_storyer:
     input:
-        pairs=storyer_file("pairs"),
-        ratings=storyer_file("ratings"),
+        pairs=PINNED.path(*workflow_storyer.source(config, "pairs")),
+        ratings=PINNED.path(*workflow_storyer.source(config, "ratings")),
     output:
         model=STORYER_MODEL_FILE,
         signature=f"{STORYER_MODEL}/train.signature.json",
@@ -152,7 +37,7 @@ rule train_storyer:
     params:
         training=STORYER["training"],
         max_prompts=STORYER["max_prompts"],
-        encoder=lambda wildcards: encoder_model(wildcards)["path"],
+        encoder=lambda wildcards: startup_check(workflow_metrics.encoder_model, config, wildcards.encoder)["path"],
         device=config["device"],
         sources=script_digest("train_storyer.py"),
     script:
@@ -183,7 +68,7 @@ rule storyer_metric:
         runtime=120,
     params:
         options=config["metric_params"].get("storyer", {}),
-        encoder=lambda wildcards: storyer_encoder()["path"],
+        encoder=lambda wildcards: workflow_storyer.encoder(config)["path"],
         device=config["device"],
         sources=script_digest("storyer_metric.py", "storyeval.metrics.storyer"),
     script:
@@ -192,7 +77,7 @@ rule storyer_metric:
 
 rule evaluate_storyer:
     input:
-        unpack(evaluation_inputs),
+        unpack(lambda wildcards: workflow_storyer.evaluation_inputs(RUN, PINNED, wildcards.model)),
     output:
         **{ext: f"{STORYER_EVALUATION}/evaluation.{ext}" for ext in ("csv", "md")},
     log:
@@ -206,13 +91,13 @@ rule evaluate_storyer:
         mem_mb=8000,
         runtime=60,
     params:
-        datasets=lambda wildcards: evaluation_datasets(),
-        pair_metrics=lambda wildcards: pair_metrics(),
-        metric_options=lambda wildcards: {name: config["metric_params"].get(name, {}) for name in pair_metrics()},
+        datasets=lambda wildcards: workflow_storyer.evaluation_datasets(RUN),
+        pair_metrics=lambda wildcards: workflow_storyer.pair_metrics(RUN),
+        metric_options=lambda wildcards: workflow_storyer.metric_options(RUN),
         stats={key: config["stats"][key] for key in ("seed", "n_resamples")},
         confidence=config["analysis"]["confidence"],
         max_prompts=STORYER["max_prompts"],
-        encoder=lambda wildcards: storyer_encoder()["path"],
+        encoder=lambda wildcards: workflow_storyer.encoder(config)["path"],
         device=config["device"],
         sources=script_digest("evaluate_storyer.py"),
     script:
@@ -223,7 +108,9 @@ rule storyer_figure:
     input:
         table=f"{STORYER_EVALUATION}/evaluation.csv",
         history=f"{STORYER_MODEL.format(encoder='{model}')}/loss_history.csv",
-        registries=lambda wildcards: [f"results/{name}/computed/metrics.csv" for name in evaluation_datasets()],
+        registries=lambda wildcards: [
+            f"results/{name}/computed/metrics.csv" for name in workflow_storyer.evaluation_datasets(RUN)
+        ],
         evaluation_caption=caption_file("storyer_evaluation"),
         training_caption=caption_file("storyer_training"),
     output:
@@ -263,7 +150,7 @@ rule storyer_figure:
 
 rule storyer_reasons:
     input:
-        unpack(reasons_inputs),
+        unpack(lambda wildcards: workflow_storyer.reasons_inputs(RUN, wildcards.textset, wildcards.model)),
     output:
         STORYER_REASONS,
     log:
@@ -283,8 +170,10 @@ rule storyer_reasons:
         method=lambda wildcards: wildcards.method,
         top_k=STORYER["reasons"]["top_k"],
         max_new_tokens=STORYER["reasons"]["max_new_tokens"],
-        seq2seq=lambda wildcards: (reasons_seq2seq() or {}).get("path") if wildcards.method == "generated" else None,
-        encoder=lambda wildcards: storyer_encoder()["path"],
+        seq2seq=lambda wildcards: (
+            (workflow_storyer.reasons_seq2seq(config) or {}).get("path") if wildcards.method == "generated" else None
+        ),
+        encoder=lambda wildcards: workflow_storyer.encoder(config)["path"],
         device=config["device"],
         sources=script_digest("storyer_reasons.py"),
     script:

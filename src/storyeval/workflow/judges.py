@@ -1,0 +1,82 @@
+"""The LLM judge jobs of a dataset (storyeval.judges): one per (judge, template), their files, the validation
+beside HANNA's released judges (Chhun, Suchanek & Clavel 2024), and the start-up line of each job's cost."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from storyeval.judges import config as judge_config
+from storyeval.judges.prompts import load_template
+
+OUT = "results/{dataset}/computed/judges/{judge}@{template}"
+SHARD = "results/{dataset}/computed/judges/shards/{judge}@{template}/{shard}"
+FILES = {"scores": ".parquet", "registry": ".registry.csv", "details": ".details.parquet"}
+
+
+def outputs(run, dataset: str, kind: str) -> list[str]:
+    """The `kind` file (scores, registry, details, signature) of each of the dataset's judge jobs."""
+    suffix = FILES.get(kind, ".signature.json")
+    return [OUT.format(dataset=dataset, judge=judge, template=template) + suffix
+            for judge, template in run.judge_jobs(dataset)]
+
+
+def template_text(config: Mapping, template: str) -> str:
+    """The template's text, a parameter of its jobs: editing the file reruns them."""
+    loaded = load_template(judge_config.template_spec(config, template))
+    return f"{loaded.user}\n{loaded.answer}"
+
+
+def templates(run) -> list[str]:
+    """The templates of every judge job of the run (the values of the `template` wildcard)."""
+    return sorted({template for dataset in run.text_datasets for _, template in run.judge_jobs(dataset)})
+
+
+def validation_wanted(run, dataset: str) -> bool:
+    """A validation table beside HANNA's released judges: a HANNA dataset, a judge configured as a released one
+    and a template that follows an Eval-Prompt of the TACL paper."""
+    config = run.config
+    return config["datasets"][dataset]["kind"] in judge_config.HANNA_KINDS and any(
+        config["judges"]["models"][judge].get("released")
+        and load_template(judge_config.template_spec(config, template)).task is not None
+        for judge, template in run.judge_jobs(dataset)
+    )
+
+
+def targets(run, dataset: str) -> list[str]:
+    return [f"results/{dataset}/judge_validation.csv"] if validation_wanted(run, dataset) else []
+
+
+def released_names(config: Mapping) -> dict[str, str]:
+    """{judge: its name in HANNA's released LLM scores} of the judges configured as released ones."""
+    return {name: model.get("released") for name, model in config["judges"]["models"].items() if model.get("released")}
+
+
+def gather_inputs(dataset: str, judge: str, template: str, shards: list[str]) -> dict:
+    """The files of a sharded judge job's shards, joined by rule gather_judge."""
+    paths = [SHARD.format(dataset=dataset, judge=judge, template=template, shard=shard) for shard in shards]
+    benchmarks = f"benchmarks/judges/{dataset}/{judge}@{template}"
+    return {
+        "scores": [f"{path}.parquet" for path in paths],
+        "details": [f"{path}.details.parquet" for path in paths],
+        "registries": [f"{path}.registry.csv" for path in paths],
+        "signatures": [f"{path}.signature.json" for path in paths],
+        "benchmarks": [f"{benchmarks}/{Path(path).name}.tsv" for path in paths],
+    }
+
+
+class JobCost:
+    """Start-up line of a judge job's cost: forward passes and prompt tokens, counted with the judge's tokenizer
+    on the dataset's texts when the line is said (str), by then the texts' source is verified: `verified` maps
+    a pinned file (source, key) to its checked local copy."""
+
+    def __init__(self, config: Mapping, dataset: str, judge: str, template: str, verified: Mapping):
+        self.config, self.dataset, self.judge, self.template, self.verified = config, dataset, judge, template, verified
+
+    def __str__(self):
+        from storyeval.judges.plan import describe_plan
+
+        entry = self.config["datasets"][self.dataset]
+        pinned = entry.get("file")
+        source = self.verified.get(tuple(pinned.split("/"))) if pinned else entry.get("path")
+        return describe_plan(self.config, self.dataset, self.judge, self.template, source)

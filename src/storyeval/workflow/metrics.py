@@ -1,0 +1,116 @@
+"""The metric jobs of a dataset: which metrics run (a neural one only with its model role configured), the
+files each reads and writes, and what the neural ones are given."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from storyeval.errors import InputError
+from storyeval.metrics import catalog
+from storyeval.workflow import judges
+
+MODELLED = [name for name, entry in catalog.CATALOG.items() if entry.resource]  # scores named <metric>@<model>
+LEARNED = [name for name in MODELLED if catalog.entry(name).resource[0] == "model_file"]  # trained: storyer.smk
+NEURAL = [name for name in MODELLED if name not in LEARNED]  # rule neural_metric
+STRING = [name for name in catalog.CATALOG if name not in MODELLED]  # rule metric
+CACHED = [name for name in NEURAL if catalog.entry(name).resource[0] == "cache"]  # read the embedding cache
+
+
+def neural_model(config: Mapping, metric: str) -> Mapping | None:
+    """The configured model (name, path) a neural metric reads, or None when its role is disabled."""
+    return config["models"][catalog.entry(metric).resource[1]]
+
+
+def stem(config: Mapping, metric: str) -> str:
+    """File stem of a metric's scores: the model is part of a neural metric's name."""
+    return f"{metric}@{neural_model(config, metric)['name']}" if metric in MODELLED else metric
+
+
+def enabled(config: Mapping, dataset: str) -> list[str]:
+    """The dataset's metrics whose model role is configured (config.yaml disables roles with no offline model)."""
+    return [metric for metric in config["datasets"][dataset]["metrics"]
+            if metric not in MODELLED or neural_model(config, metric)]
+
+
+def texts(dataset: str) -> dict:
+    return {"texts": f"results/{dataset}/data/texts.parquet"}
+
+
+def neural_inputs(pinned, dataset: str, metric: str, model: str) -> dict:
+    """The texts; the embedding cache of a cache-based metric; the pinned files a metric reads (S3's models),
+    with the license and notice fetched beside the files they cover."""
+    inputs = texts(dataset)
+    if catalog.entry(metric).resource[0] == "cache":
+        inputs["cache"] = f"results/{dataset}/computed/embeddings/{model}.safetensors"
+    for keyword, file in catalog.entry(metric).pinned.items():
+        source, key = file.split("/")[:2]
+        inputs[keyword] = pinned.path(source, key)
+        for extra in {"license", "notice"} & set(pinned.files(source)):
+            inputs[f"{source}_{extra}"] = pinned.path(source, extra)
+    return inputs
+
+
+def neural_resource(config: Mapping, metric: str) -> dict:
+    """What a neural metric's compute() reads besides the texts: its keyword, the model's path and revision."""
+    model = neural_model(config, metric)
+    return {"keyword": catalog.entry(metric).resource[0], "path": model["path"], "revision": model.get("revision")}
+
+
+def cache_metrics(config: Mapping, dataset: str, encoder: str) -> dict:
+    """{metric: options} of the dataset's cache-based metrics that read `encoder` (the layers to cache)."""
+    return {metric: config["metric_params"].get(metric, {}) for metric in enabled(config, dataset)
+            if metric in CACHED and neural_model(config, metric)["name"] == encoder}
+
+
+def sentence_metrics(config: Mapping, dataset: str, encoder: str) -> list[str]:
+    """Cache-based metrics of the dataset that encode sentences on their own (SUPERT) with `encoder`."""
+    return [metric for metric in enabled(config, dataset)
+            if metric == "supert" and neural_model(config, metric)["name"] == encoder]
+
+
+def encoder_model(config: Mapping, encoder: str) -> dict:
+    """The configured encoder called `encoder`: its role, path, layers to cache and revision."""
+    for role in ("encoder", "sentence_encoder"):
+        model = config["models"][role]
+        if model and model["name"] == encoder:
+            layers = model.get("layers") or config["embedding"]["layers"]
+            return {"role": role, "path": model["path"], "layers": layers, "revision": model.get("revision")}
+    raise InputError(f"no configured encoder is named {encoder!r}; fix: set models.encoder.name in config")
+
+
+def encoders(config: Mapping) -> list[str]:
+    """The names of the configured encoders (sorted): the values of the `encoder` wildcard."""
+    return sorted({model["name"] for role, model in config["models"].items()
+                   if model and role in ("encoder", "sentence_encoder")})
+
+
+def disabled_note(config: Mapping, datasets: list[str]) -> str | None:
+    """One line naming the metrics of `datasets` whose model role is not configured, or None."""
+    roles = {}
+    for metric in MODELLED:
+        if not neural_model(config, metric) and any(metric in config["datasets"][name]["metrics"] for name in datasets):
+            roles.setdefault(catalog.entry(metric).resource[1], []).append(metric)
+    if roles:
+        listed = "; ".join(f"{', '.join(metrics)} (models.{role})" for role, metrics in roles.items())
+        return f"disabled, no offline model for their role (config/paper.yaml sets them): {listed}"
+    return None
+
+
+def merge_inputs(run, dataset: str) -> dict:
+    """Every metric's and judge job's scores of the dataset's computed set."""
+    base = f"results/{dataset}/computed/scores"
+    return {
+        "scores": [f"{base}/{stem(run.config, metric)}.parquet" for metric in run.enabled_metrics(dataset)],
+        "judge_scores": judges.outputs(run, dataset, "scores"),
+        "judge_registries": judges.outputs(run, dataset, "registry"),
+    }
+
+
+def benchmark_inputs(run, dataset: str) -> dict:
+    """The benchmark files of the dataset's metric and judge jobs (the computation-times table), its texts."""
+    stems = [stem(run.config, metric) for metric in run.enabled_metrics(dataset)]
+    return {
+        "benchmarks": [f"benchmarks/metrics/{dataset}/{name}.tsv" for name in stems]
+        + [f"benchmarks/judges/{dataset}/{judge}@{template}.tsv" for judge, template in run.judge_jobs(dataset)],
+        "texts": f"results/{dataset}/data/texts.parquet",
+    }

@@ -1,0 +1,56 @@
+"""The pinned third-party files, by source: config hanna, storyer and s3, and "datasets", the user's datasets
+given by URL. Rule fetch downloads each (local mirrors first) into data.resources_dir/<source>/."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from storyeval.errors import InputError
+
+
+class Pinned:
+    def __init__(self, config: Mapping):
+        self.config = config
+        self.resources = config["data"]["resources_dir"]
+        self.sources = {
+            "hanna": config["hanna"],
+            "storyer": config["storyer"],
+            "s3": config["s3"],
+            "datasets": {
+                "files": {
+                    name: {"path": name + Path(entry["url"]).suffix, "url": entry["url"], "sha256": entry["sha256"]}
+                    for name, entry in config["datasets"].items()
+                    if "url" in entry
+                }
+            },
+        }
+
+    def files(self, source: str) -> Mapping[str, Mapping]:
+        return self.sources[source]["files"]
+
+    def mirrors(self, source: str) -> list[str]:
+        return self.config["data"]["mirrors"].get(source, [])
+
+    def path(self, source: str, key: str) -> str:
+        """Local path of a pinned file (fetched by rule fetch)."""
+        return f"{self.resources}/{source}/{Path(self.files(source)[key]['path']).name}"
+
+    def url(self, source: str, key: str) -> str:
+        entry = self.files(source)[key]
+        return entry.get("url") or f"{self.sources[source]['base_url']}/{entry['commit']}/{entry['path']}"
+
+    def entry(self, source: str, file: str) -> dict:
+        """What rule fetch needs of the pinned file called `file`: its key, URL, sha256 and the mirrors."""
+        for key, entry in self.files(source).items():
+            if Path(entry["path"]).name == file:
+                return {"key": key, "url": self.url(source, key), "sha256": entry["sha256"],
+                        "mirrors": self.mirrors(source)}
+        raise InputError(f"no pinned {source} file is called {file!r}; fix: add it to config.yaml")
+
+    def text_source(self, dataset: str) -> str:
+        """A dataset's input file: a pinned release's fetched copy, the user's local file, or its fetched URL."""
+        entry = self.config["datasets"][dataset]
+        if "file" in entry:
+            return self.path(*entry["file"].split("/"))
+        return entry.get("path") or self.path("datasets", dataset)

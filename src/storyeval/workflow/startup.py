@@ -1,0 +1,145 @@
+"""The checks a run makes before any job, on the files it has: the pinned files' local copies, the user's local
+tables, the released scores' content and the metric names config gives. Each raises InputError (one line: the
+key, the file that set it, the fix); what is worth saying but not fatal comes back as start-up notes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, MutableMapping
+from pathlib import Path
+
+import pandas as pd
+
+from storyeval.config import ConfigSources
+from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, verify
+from storyeval.data.hanna import read_wide
+from storyeval.data.registry import resolve_metrics
+from storyeval.datasets import Dataset, describe
+from storyeval.errors import InputError
+from storyeval.limits import check_draws
+from storyeval.metrics import catalog
+from storyeval.names import check_released
+from storyeval.text.fit import fitted_description, load_fitted
+from storyeval.workflow.sources import Pinned
+
+
+def key_name(sources: ConfigSources, key: str) -> str:
+    """How errors name a config key: `<file that set it, or --config> <dotted key>`."""
+    return f"{sources.origin(key)} {key}"
+
+
+def verify_sources(pinned: Pinned, files: Iterable[tuple[str, str]], verified: MutableMapping, recorded: str) -> None:
+    """Each (source, key) file's local copy (fetched into resources/, else a mirror's) matches its pinned or
+    recorded sha256, or the file is downloadable; `verified` records each local copy (None: to be downloaded)."""
+    for source, key in files:
+        if (source, key) in verified:
+            continue
+        local = local_copy(pinned.path(source, key), pinned.mirrors(source), pinned.files(source)[key]["sha256"],
+                           recorded)
+        if local is None and not (pinned.config["data"]["allow_download"] and reachable(pinned.url(source, key))):
+            raise InputError(
+                f"{Path(pinned.files(source)[key]['path']).name}: in no mirror "
+                f"({', '.join(pinned.mirrors(source)) or 'none configured'}) and {pinned.url(source, key)} is "
+                f"unreachable or downloads are off; fix: put the file in a directory listed under "
+                f"data.mirrors.{source}, or run where that URL answers")
+        verified[(source, key)] = local
+
+
+def fetched(pinned: Pinned) -> list[tuple[str, str]]:
+    """(source, key) of every pinned file fetched already."""
+    return [(source, key) for source in pinned.sources for key in pinned.files(source)
+            if Path(pinned.path(source, key)).is_file()]
+
+
+def find_released_scores(pinned: Pinned, verified: MutableMapping, recorded: str) -> None:
+    """The released scores' local copy (fetched, or a mirror's), verified and recorded in `verified` when there is
+    one, so that the checks on its content run before any job."""
+    if ("hanna", "scores") not in verified:
+        sha256 = pinned.files("hanna")["scores"]["sha256"]
+        local = local_copy(pinned.path("hanna", "scores"), pinned.mirrors("hanna"), sha256, recorded)
+        if local is not None:
+            verified[("hanna", "scores")] = local
+
+
+def check_local_tables(config, sources: ConfigSources) -> None:
+    """Each dataset read from a local path exists (relative to the working directory) and matches its sha256."""
+    for name, dataset in config["datasets"].items():
+        if "path" not in dataset:
+            continue
+        key = key_name(sources, f"datasets.{name}.path")
+        if not Path(dataset["path"]).is_file():
+            raise InputError(f"{key}: no file {dataset['path']} (relative to {os.getcwd()}); fix: correct the path, "
+                             "or run from the directory it is relative to")
+        verify(Path(dataset["path"]), dataset["sha256"], f"{key} {dataset['path']}",
+               "if you changed the file on purpose, set sha256: to the new value")
+
+
+def check_metric_names(config, released: pd.DataFrame | None, sources: ConfigSources) -> None:
+    """A metric that config names and that neither the released scores' registry (`released`, None before the
+    file is fetched: checked by the rules then) nor a computed metric has is a typo. A score set that lacks a
+    named metric skips it (its rule logs)."""
+    if released is None:
+        return
+    computed = pd.DataFrame([{"slug": slug, "label": row[0]} for slug, row in catalog.registry_rows().items()])
+    registry = pd.concat([released[["slug", "label"]], computed], ignore_index=True)
+    for key, names in {
+        "figures.representative_metrics": config["figures"]["representative_metrics"],
+        "stats.topk.metrics": config["stats"]["topk"]["metrics"],
+        "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
+    }.items():
+        resolve_metrics(names, registry, key_name(sources, key))
+
+
+def check_released_data(config, scores: str | Path | None, sources: ConfigSources) -> str | None:
+    """On the verified released scores (None: none local yet, the jobs check the file they fetch): their system
+    names, the names config gives (reference system, metrics, criteria) and the memory of the configured
+    resampling counts; returns one warning line on absurd values, or None."""
+    if scores is None:
+        return None
+    columns = read_wide(scores)
+    note = check_released(columns, str(scores), config, sources)
+    prompts = len(next(iter(next(iter(columns.values())).values())))
+    shape = (prompts, len(next(iter(columns.values()))), len(columns))  # criteria and metrics
+    for key in ("stats.n_resamples", "meta.n_permutations", "meta.n_resamples"):
+        section, name = key.split(".")
+        check_draws(config[section][name], *shape, key_name(sources, key))
+    return note
+
+
+def annotations_available(config, pinned: Pinned) -> tuple[bool, str | None]:
+    """Whether the raw annotation file is used: when fetched already, mirrored, or its pinned URL answers; else
+    the note that says what is skipped and how to get the file."""
+    hanna = config["hanna"]
+    if hanna["annotations"] == "skip":
+        return False, None
+    name, mirrors = hanna["files"]["annotations"]["path"], pinned.mirrors("hanna")
+    url = pinned.url("hanna", "annotations")
+    if Path(pinned.path("hanna", "annotations")).is_file() or find_in_mirrors(name, mirrors):
+        return True, None
+    if config["data"]["allow_download"] and reachable(url):
+        return True, None
+    return False, (
+        f"skipping the raw-annotation outputs (hanna text dataset, its computed metrics, worker-id ICC): "
+        f"{name} is in no mirror ({', '.join(mirrors) or 'none'}) and {url} is unreachable; to use it, download "
+        f"that URL into {mirrors[0] if mirrors else 'a directory listed in data.mirrors.hanna'}"
+    )
+
+
+def fit_tables(config, datasets: Iterable[str], pinned: Pinned) -> tuple[dict[str, Dataset], list[str]]:
+    """The user tables (kind table) among `datasets`: each declaration reduced to what its file allows, when the
+    file is there (storyeval.text.fit), and one note per table that lacks something the analysis could use, or
+    whose data allow less than its columns declare, saying what follows."""
+    reference_based = [name for name, entry in catalog.CATALOG.items() if "reference" in entry.needs]
+    fitted, notes = {}, []
+    for name in [name for name in datasets if config["datasets"][name]["kind"] == "table"]:
+        entry = config["datasets"][name]
+        declared = describe(entry, name)
+        path = entry.get("path") or pinned.path("datasets", name)
+        found = []
+        if Path(path).is_file():
+            data, found = load_fitted(entry, name, path)
+            fitted[name] = fitted_description(declared, data)
+        lacks = declared.lacks(reference_based) + found
+        if lacks:
+            notes.append(f"dataset {name}: " + "; ".join(lacks))
+    return fitted, notes

@@ -1,0 +1,80 @@
+"""The targets of rule all and of each rule dataset_<name>: what each dataset and score set supports
+(Run.structure), the figures and tables it wants (storyeval.plan), its meta-evaluation, the LLM judges'
+validation and the learned evaluator's outputs."""
+
+from __future__ import annotations
+
+from storyeval import plan
+from storyeval.workflow import judges, meta, storyer
+from storyeval.workflow.sources import Pinned
+
+
+def analysed_sets(run) -> list[tuple[str, str]]:
+    """(dataset, score set) of every analysis the run makes: HANNA's released scores, each scored dataset."""
+    return [("hanna", "released")] + [(name, "computed") for name in run.text_datasets if run.enabled_metrics(name)]
+
+
+def figure_rules(run) -> dict[str, tuple]:
+    """The figure rules of the analysed score sets (storyeval.plan.figure_rules)."""
+    analysed = [(dataset, run.structure(dataset, scoreset)["criteria"]) for dataset, scoreset in analysed_sets(run)]
+    return plan.figure_rules(run.config, analysed)
+
+
+def analysis_targets(run, dataset: str, scoreset: str) -> list[str]:
+    """A rated score set's statistics, tables and figures."""
+    shape = run.structure(dataset, scoreset)
+    base = f"results/{dataset}/{scoreset}"
+    return ([f"{base}/{name}.csv" for name in plan.stats_tables(shape)]
+            + plan.table_targets(run.config, base, shape) + plan.figure_targets(run.config, base, shape))
+
+
+def unrated_targets(run, dataset: str) -> list[str]:
+    """Metric x metric heatmaps and the systems' ranking by each metric, for a computed set without ratings."""
+    base = f"results/{dataset}/computed"
+    shape = run.structure(dataset, "computed")
+    ranking = [
+        f"{base}/tables/system_ranking.md",
+        *[f"{base}/figures/system_ranking.{ext}" for ext in ("pdf", "png")],
+        *[plan.report_page(base, name) for name in ("system_ranking", "system_ranking_table")],
+    ]
+    return [f"{base}/correlations.csv", *ranking * shape["systems"],
+            *plan.figure_targets(run.config, base, shape, ["metric_metric"])]
+
+
+def computed_targets(run, dataset: str) -> list[str]:
+    """A dataset's computed scores, their computation times, the validation against HANNA's released scores
+    (hanna-llm), and the analysis and meta-evaluation (rated) or the unrated set's heatmaps and ranking."""
+    base = f"results/{dataset}/computed"
+    targets = [f"{base}/scores.parquet", f"{base}/tables/computation_times.md"]
+    if run.config["datasets"][dataset]["kind"] == "hanna-llm":
+        targets.append(f"results/{dataset}/validation.csv")
+    if run.structure(dataset, "computed")["ratings"]:
+        targets += analysis_targets(run, dataset, "computed") + meta.targets(run, dataset, "computed")
+    else:
+        targets += unrated_targets(run, dataset)
+    return targets
+
+
+def released_targets(run) -> list[str]:
+    """HANNA's released scores: the paper's analysis, the meta-evaluation and the raw annotations' ratings."""
+    targets = [Pinned(run.config).path("hanna", "license")]
+    targets += analysis_targets(run, "hanna", "released") + meta.targets(run, "hanna", "released")
+    if run.annotations:
+        targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
+    return targets
+
+
+def dataset_targets(run, dataset: str) -> list[str]:
+    """Everything of one dataset (rule dataset_<name>): its computed scores and analyses, and for hanna also the
+    released scores' analysis; nothing of another dataset's files."""
+    scored = dataset in run.text_datasets and (run.enabled_metrics(dataset) or run.judge_jobs(dataset))
+    targets = computed_targets(run, dataset) + judges.targets(run, dataset) if scored else []
+    return targets + (released_targets(run) if dataset == "hanna" else [])
+
+
+def all_targets(run) -> list[str]:
+    """Every dataset's targets and the learned evaluator's, once each (rule all adds the audit)."""
+    targets = released_targets(run)
+    for dataset in run.text_datasets:
+        targets += dataset_targets(run, dataset)
+    return list(dict.fromkeys(targets + storyer.targets(run)))
