@@ -24,7 +24,7 @@ from storyeval.pickles import load_restricted
 from storyeval.text.datasets import load_hanna_llm
 
 from conftest import HANNA_MIRROR, REPO
-from workflow_helpers import copy_mirror, make_workdir, run_snakemake
+from workflow_helpers import copy_mirror, make_workdir, run_snakemake, set_dotted
 
 SCHEMA = REPO / "workflow/schemas/config.schema.yaml"
 SCORES = "hanna_metric_scores.csv"
@@ -179,13 +179,7 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
     validate(config, str(SCHEMA))
     for name, entry in config["datasets"].items():  # `metrics: all`, as the workflow expands it at start-up
         entry["metrics"] = metric_names(entry, name)
-    for dotted, value in changes.items():
-        node = config
-        *parents, last = dotted.split(".")
-        for key in parents:
-            node = node[key]
-        node[last] = value
-    return config
+    return set_dotted(config, changes)
 
 
 @pytest.mark.parametrize("changes, message", [

@@ -19,6 +19,7 @@ from storyeval.workflow.run import Run
 from storyeval.workflow.sources import Pinned
 
 from conftest import REPO
+from workflow_helpers import set_dotted
 
 NO_SOURCES = ConfigSources()
 
@@ -36,14 +37,7 @@ def _checked(*layers: str) -> dict:
 
 def checked(*layers: str, **changes) -> dict:
     """config.yaml with `layers` (config files) over it, checked, then the dotted `changes` applied."""
-    config = copy.deepcopy(_checked(*layers))
-    for dotted, value in changes.items():
-        *parents, last = dotted.split(".")
-        node = config
-        for key in parents:
-            node = node[key]
-        node[last] = value
-    return config
+    return set_dotted(copy.deepcopy(_checked(*layers)), changes)
 
 
 def example_run(layout: str = "long", **changes) -> Run:

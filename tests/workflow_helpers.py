@@ -17,16 +17,22 @@ from conftest import HANNA_MIRROR, REPO, S3_MIRROR, STORYER_MIRROR
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
-def make_workdir(tmp: Path, **overrides) -> Path:
-    """A work directory whose config.yaml is the default one with absolute mirrors and `overrides` merged."""
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["data"]["mirrors"] = {"hanna": [str(HANNA_MIRROR)], "storyer": [str(STORYER_MIRROR)], "s3": [str(S3_MIRROR)]}
-    for dotted, value in overrides.items():
+def set_dotted(config: dict, changes: dict) -> dict:
+    """`config` with each dotted key of `changes` ("data.allow_download") set, missing levels created."""
+    for dotted, value in changes.items():
         node = config
         *parents, last = dotted.split(".")
         for key in parents:
             node = node.setdefault(key, {})
         node[last] = value
+    return config
+
+
+def make_workdir(tmp: Path, **overrides) -> Path:
+    """A work directory whose config.yaml is the default one with absolute mirrors and `overrides` merged."""
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["data"]["mirrors"] = {"hanna": [str(HANNA_MIRROR)], "storyer": [str(STORYER_MIRROR)], "s3": [str(S3_MIRROR)]}
+    set_dotted(config, overrides)
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))
     return tmp
