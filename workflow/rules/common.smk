@@ -27,7 +27,7 @@ from storyeval.config import ConfigSources, check_config, check_consistency
 from storyeval.datasets import metric_names
 from storyeval.errors import InputError
 from storyeval.names import check_path_names
-from storyeval.neural.placement import gpu_jobs, gpu_visible, storyer_threads
+from storyeval.neural.placement import gpu_jobs, gpu_visible, job_threads
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval import plan
@@ -79,9 +79,9 @@ STORYER_FIRST = 2000
 GPU_JOBS = gpu_jobs(config["device"], gpu_visible())
 
 
-def storyer_job_threads(wildcards):
-    """Threads of StoryER's jobs: 1 on a machine of fewer than 4 cores (storyeval.neural.placement)."""
-    return storyer_threads(workflow.resource_settings.cores)
+def neural_job_threads(wildcards):
+    """Threads of a neural job: 1 on a machine of fewer than 4 cores (storyeval.neural.placement)."""
+    return job_threads(workflow.resource_settings.cores)
 
 
 RESOURCES = config["data"]["resources_dir"]

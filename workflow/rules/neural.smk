@@ -15,7 +15,7 @@ rule embed_texts:
     priority: LONGEST_PATH_FIRST
     conda:
         CORE_ENV
-    threads: 2
+    threads: neural_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,
@@ -54,7 +54,7 @@ rule neural_metric:
     priority: LONGEST_PATH_FIRST
     conda:
         CORE_ENV
-    threads: 2
+    threads: neural_job_threads
     resources:
         gpu=lambda wildcards: 0 if catalog.entry(wildcards.metric).resource[0] == "cache" else GPU_JOBS,
         mem_mb=16000,

@@ -29,7 +29,7 @@ rule train_storyer:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: storyer_job_threads
+    threads: neural_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,
@@ -61,7 +61,7 @@ rule storyer_metric:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: storyer_job_threads
+    threads: neural_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,
@@ -85,7 +85,7 @@ rule evaluate_storyer:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: storyer_job_threads
+    threads: neural_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,
@@ -161,7 +161,7 @@ rule storyer_reasons:
     priority: STORYER_FIRST
     conda:
         CORE_ENV
-    threads: storyer_job_threads
+    threads: neural_job_threads
     resources:
         gpu=GPU_JOBS,
         mem_mb=8000,

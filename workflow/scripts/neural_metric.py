@@ -25,6 +25,8 @@ def main() -> None:
     resource = snakemake.params.resource
     options = dict(snakemake.params.options)
     options |= {keyword: snakemake.input[keyword] for keyword in catalog.entry(name).pinned}  # e.g. S3's models
+    if "processes" in options:  # worker processes share the job's cores (the same scores from any number)
+        options["processes"] = min(options["processes"], snakemake.threads)
     if resource["keyword"] == "cache":
         options["cache"] = load_cache(snakemake.input.cache)
         if "dataset_texts" in snakemake.input.keys():  # a shard (rules/shards.smk): idf over the dataset's rows

@@ -1,15 +1,18 @@
 """Where the neural jobs run, as the scheduler sees them: whether a job holds the machine's GPU, and how many
-threads StoryER's jobs ask for. Read at the workflow's start-up, so nothing here imports torch (1-2 s).
+threads (or worker processes) it asks for. Read at the workflow's start-up, so nothing here imports torch (1-2 s).
 
 - GPU. A neural job declares the resource `gpu` (profiles/default lets one job at a time hold it, so two jobs
   never share one card's memory). A job that will run on the CPU holds no GPU: on a machine without one, the
   declaration made every neural job wait for the one before it (a fresh `make reproduce` on 2 cores ran one
   job at a time for 631 of its 739 s).
-- Threads. StoryER's jobs keep about one core busy when given two (a fresh `make reproduce`, quiet 2-core
-  machine: training 75 CPU-s in 70 s, its heads train on one thread; scoring hanna-llm 80 CPU-s in 63 s), and
-  a job of two threads runs alone on 2 cores. On fewer than 4 cores they take one thread and run beside the
-  statistics. The embedding pass keeps two (1.47 cores busy): it lies on the longest path, before BaryScore.
-  The numbers do not depend on it: StoryER's vectors come from MKL's strict mode (`storyeval.learned.embed`).
+- Threads. On fewer than 4 cores every neural job takes one thread, so no job waits for the whole machine:
+  Snakemake starts a ready job on any free core and reserves none, so a two-thread job (the embedding pass,
+  BaryScore) waited until no one-thread job was left running (the embedding pass started at 115 s, after
+  StoryER's training). One thread is also the cheaper way to spend a core on this 2-core machine: BaryScore on
+  48 hanna-llm pairs took 20.3 CPU-s in one process and 29.8 CPU-s in two (15.3 s wall), the two contending
+  for the shared cache; the embedding pass's forward kept about 1.5 of its 2 threads busy. The numbers do not
+  depend on it (bit for bit the same scores from 1 and 2 processes; StoryER's vectors come from MKL's strict
+  mode, `storyeval.learned.embed`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def gpu_jobs(device: str | None, visible: bool) -> int:
     return int(str(device) != "cpu")
 
 
-def storyer_threads(cores: int | None) -> int:
-    """Threads of StoryER's jobs (training, scoring, evaluation, reasons): 2, or 1 where the run has fewer than
-    FEW_CORES cores. `None` (no local core count, as on a cluster): 2."""
+def job_threads(cores: int | None) -> int:
+    """Threads of a neural job (the embedding pass, the neural metrics, StoryER's jobs): 2, or 1 where the run
+    has fewer than FEW_CORES cores. `None` (no local core count, as on a cluster): 2."""
     return 2 if cores is None or cores >= FEW_CORES else 1
