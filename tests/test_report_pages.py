@@ -225,6 +225,9 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
                       registry, "Human")
     assert flat.startswith("**wp, computed scores.** 6 stories, without prompts and systems: each story is an item")
     assert "No human ratings" in flat
+    single = about_text("one", "computed", stories, human[human["criterion"] == "Flow"], ratings.iloc[:0], registry,
+                        "Human")
+    assert "2 of them are rated on 1 criterion (Flow) (one score a story, no per-rater rows)." in single
     (tmp_path / "about.rst").write_text(about_text("hanna", "released", stories, human, ratings, registry.assign(
         degenerate_release=[True, False]), "Human"))
     full = landing(tmp_path, {"hanna, released scores": {"About": ["about.html"], "Tables": ["meta_best.html"]},

@@ -275,7 +275,8 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
             raters, each = ratings["rater"].nunique(), ratings.groupby("story_id")["rater"].nunique()
             per = f"{each.min()}" if each.min() == each.max() else f"{each.min()}-{each.max()}"
             by = f"by {raters} rater{'s' * (raters != 1)}, {per} a story"
-        parts.append(f"{rated:,} of them are rated on {len(criteria)} criteria ({_names(criteria)}) {by}.")
+        named = f"{len(criteria)} {'criterion' if len(criteria) == 1 else 'criteria'} ({_names(criteria)})"
+        parts.append(f"{rated:,} of them are rated on {named} {by}.")
     else:
         parts.append("No human ratings: the metrics are compared with each other, not with people.")
     families = registry["family"].value_counts(sort=False) if "family" in registry else pd.Series(dtype=int)
