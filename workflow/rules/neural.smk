@@ -56,7 +56,7 @@ rule neural_metric:
         CORE_ENV
     threads: neural_job_threads
     resources:
-        gpu=lambda wildcards: 0 if catalog.entry(wildcards.metric).resource[0] == "cache" else GPU_JOBS,
+        gpu=lambda wildcards: 0 if wildcards.metric in workflow_metrics.CACHED else GPU_JOBS,
         mem_mb=16000,
         runtime=240,
     params:

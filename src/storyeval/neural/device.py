@@ -5,8 +5,7 @@ from __future__ import annotations
 import torch
 
 from storyeval.errors import InputError
-
-AUTO = (None, "", "auto")
+from storyeval.neural.placement import AUTO
 
 
 def choose_device(override: str | None = None) -> torch.device:

@@ -26,6 +26,7 @@ from pathlib import Path
 GPU_DEVICE_FILES = ("/dev/nvidiactl", "/dev/kfd")
 HIDDEN = ("", "-1")  # CUDA_VISIBLE_DEVICES values that hide every GPU
 FEW_CORES = 4
+AUTO = (None, "", "auto")  # device settings that mean: the GPU where one is visible, else the CPU
 
 
 def gpu_visible(device_files: Iterable[str] = GPU_DEVICE_FILES, environ: Mapping[str, str] = os.environ) -> bool:
@@ -38,7 +39,7 @@ def gpu_visible(device_files: Iterable[str] = GPU_DEVICE_FILES, environ: Mapping
 def gpu_jobs(device: str | None, visible: bool) -> int:
     """The `gpu` resource of a neural job under the config's `device`: 1 where it runs on a GPU, 0 on the CPU.
     `auto` runs on a GPU exactly when one is visible (`storyeval.neural.device.choose_device`)."""
-    if device in (None, "", "auto"):
+    if device in AUTO:
         return int(visible)
     return int(str(device) != "cpu")
 
