@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
+from bench_workflow_analysis import job_times
 
 STAMP = re.compile(r"\[(\w{3} \w{3}\s+\d+ [\d:]+ \d{4})\]")
 RULE = re.compile(r"(?:local)?rule (\w+):")
@@ -23,34 +24,26 @@ JOB = re.compile(r"\s+jobid: (\d+)")
 FINISHED = re.compile(r"Finished jobid: (\d+)")
 
 
-def benchmark_table(run: Path) -> pd.DataFrame:
-    """One row per benchmarked job: wall s, CPU s, peak RSS MB, indexed by its file under benchmarks/."""
-    rows = {}
-    for file in sorted((run / "benchmarks").rglob("*.tsv")):
-        table = pd.read_csv(file, sep="\t")
-        if len(table):
-            rows[str(file.relative_to(run / "benchmarks"))] = table.iloc[0][["s", "cpu_time", "max_rss"]]
-    return pd.DataFrame.from_dict(rows, orient="index").astype(float).rename(
-        columns={"s": "wall_s", "cpu_time": "cpu_s", "max_rss": "peak_rss_mb"})
-
-
 def job_spans(run: Path) -> list[tuple[str, float, float]]:
-    """(rule, start s, end s) of every finished job of the newest Snakemake log, seconds from the first start."""
-    log = sorted((run / ".snakemake" / "log").glob("*.log"))[-1]
-    stamp, rule, started, ended = None, None, {}, {}
-    for line in log.read_text().splitlines():
-        if match := STAMP.match(line):
-            stamp = datetime.strptime(match.group(1), "%a %b %d %H:%M:%S %Y")
-        elif match := RULE.match(line):
-            rule = match.group(1)
-        elif (match := JOB.match(line)) and rule:
-            started[int(match.group(1))] = (rule, stamp)
-            rule = None
-        elif match := FINISHED.match(line):
-            ended[int(match.group(1))] = stamp
-    origin = min(stamp for _, stamp in started.values())
-    return [(rule, (start - origin).total_seconds(), (ended[job] - origin).total_seconds())
-            for job, (rule, start) in started.items() if job in ended]
+    """(rule, start s, end s) of every finished job of the newest Snakemake log that ran jobs (a later
+    `make report` or dry run leaves a log without any), seconds from the first start."""
+    for log in sorted((run / ".snakemake" / "log").glob("*.log"), reverse=True):
+        stamp, rule, started, ended = None, None, {}, {}
+        for line in log.read_text().splitlines():
+            if match := STAMP.match(line):
+                stamp = datetime.strptime(match.group(1), "%a %b %d %H:%M:%S %Y")
+            elif match := RULE.match(line):
+                rule = match.group(1)
+            elif (match := JOB.match(line)) and rule:
+                started[int(match.group(1))] = (rule, stamp)
+                rule = None
+            elif match := FINISHED.match(line):
+                ended[int(match.group(1))] = stamp
+        if ended:
+            origin = min(stamp for _, stamp in started.values())
+            return [(rule, (start - origin).total_seconds(), (ended[job] - origin).total_seconds())
+                    for job, (rule, start) in started.items() if job in ended]
+    raise SystemExit(f"{run}: no Snakemake log with a finished job under .snakemake/log")
 
 
 def busy_seconds(spans: list[tuple[str, float, float]]) -> Counter:
@@ -66,7 +59,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=16)
     args = parser.parse_args()
     runs = {"after": args.run, "before": args.before} if args.before else {"run": args.run}
-    tables = {name: benchmark_table(path) for name, path in runs.items()}
+    tables = {name: job_times(path).set_index("job").astype(float) for name, path in runs.items()}
     joined = pd.concat(tables, axis=1).sort_values((next(iter(runs)), "wall_s"), ascending=False)
     print(joined.head(args.rows).round(1).to_string())
     for name, path in runs.items():

@@ -54,11 +54,12 @@ def package_seconds(repeat: int) -> dict[str, float]:
 
 
 def job_times(work: Path) -> pd.DataFrame:
+    """One row per job with a benchmark file under work/benchmarks: wall s, CPU s, peak RSS MB (its last repeat)."""
     rows = []
     for path in sorted((work / "benchmarks").rglob("*.tsv")):
         last = pd.read_csv(path, sep="\t").iloc[-1]
         rows.append({"job": str(path.relative_to(work / "benchmarks").with_suffix("")), "wall_s": last["s"],
-                     "cpu_s": last["cpu_time"]})
+                     "cpu_s": last["cpu_time"], "peak_rss_mb": last["max_rss"]})
     return pd.DataFrame(rows)
 
 
