@@ -16,6 +16,7 @@ from scipy.optimize import linprog
 
 from storyeval.errors import InputError
 from storyeval.metrics import baryscore
+from storyeval.neural import ot as barycenters
 from storyeval.neural.embeddings import EmbeddingCache
 from storyeval.neural.ot import barycenter
 from storyeval.neural.transport import Problem, start_potential, transport
@@ -177,6 +178,39 @@ def test_certified_barycenter_equals_pots(uniform):
     weights = np.ones(40) if uniform else np.r_[0.0, rng.random(38), 0.0]  # idf-like: zero-weight specials
     weights /= weights.sum()
     np.testing.assert_allclose(barycenter(layers, weights), barycenter(layers, weights, solver="pot"), atol=1e-12)
+
+
+def test_kept_sums_and_cost_rows_give_the_bits_of_computing_every_row_again(monkeypatch):
+    """The barycenter keeps the plan sums of rows whose arcs did not change and looks for moved support points
+    only among those that changed (`Transported`); summing every row and checking every point each step must
+    give the same support to the last bit (and steps must keep rows for this to test anything)."""
+    rng = np.random.default_rng(11)
+    layers = rng.normal(size=(5, 80, 8))
+    layers /= np.linalg.norm(layers, axis=-1, keepdims=True)
+    weights = np.r_[0.0, rng.random(78), 0.0]
+    weights /= weights.sum()
+    kept_shares = []
+
+    class Counted(barycenters.Transported):
+        def update(self, support, share):
+            update, changed = super().update(support, share)
+            kept_shares.append(1 - len(changed) / len(update))
+            return update, changed
+
+    class EveryRow(barycenters.Transported):
+        def sparse(self, layer, *plan):
+            self.arcs[layer] = None
+            super().sparse(layer, *plan)
+
+        def update(self, support, share):
+            self.changed[:] = True
+            return super().update(support, share)
+
+    monkeypatch.setattr(barycenters, "Transported", Counted)
+    kept = barycenter(layers, weights)
+    assert sum(share > 0.3 for share in kept_shares) >= 3  # the last steps keep most rows
+    monkeypatch.setattr(barycenters, "Transported", EveryRow)
+    assert np.array_equal(barycenter(layers, weights), kept)
 
 
 def library_unit_vectors(layers: list[np.ndarray]) -> np.ndarray:
