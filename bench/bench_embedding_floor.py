@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from storyeval.metrics import supert  # noqa: E402
-from storyeval.neural.embeddings import batches, encode_to_file, plan_pass  # noqa: E402
+from storyeval.neural.embeddings import batch_rows, batches, encode_to_file, plan_pass  # noqa: E402
 from storyeval.text.datasets import load_hanna_llm  # noqa: E402
 
 DEFAULT_MIRROR = Path(__file__).resolve().parents[2] / "shared" / "data" / "hanna"
@@ -63,8 +63,8 @@ def floor(model, inputs: list[dict]) -> None:
 
 
 def prepared(plan) -> list[dict]:
-    """The pass's batches as model inputs (inputs of one length per batch: no padding)."""
-    groups = batches(plan.windows, plan.budget)
+    """The pass's batches as model inputs (inputs of one length per batch: no padding; short ones in one shape)."""
+    groups = [batch_rows(batch) for batch in batches(plan.windows, plan.budget)]
     return [{"input_ids": torch.from_numpy(np.stack([window.ids for window in group])).long(),
              "attention_mask": torch.ones(len(group), len(group[0].ids), dtype=torch.long)} for group in groups]
 

@@ -82,6 +82,19 @@ def test_cached_vectors_equal_an_unbatched_run_of_each_text(minilm, real_texts):
         cache.get("a text never encoded")
 
 
+def test_short_inputs_get_the_same_vectors_whichever_short_inputs_share_their_batch(minilm):
+    """Inputs under 16 tokens are encoded in batches of one shape; unpadded batches of another size change
+    MiniLM's last bits on these 3-token inputs."""
+    words = ["rain", "night", "dog", "cat", "house", "tree", "river", "stone", "king", "music"]
+    whole = encode_texts(words, minilm, [1, 6], batch_size=2)
+    assert all(len(whole.get(word).input_ids) == 3 for word in words)
+    for part in (words[:1], words[3:6]):
+        alone = encode_texts(part, minilm, [1, 6], batch_size=2)
+        for word in part:
+            for layer in (1, 6):
+                assert np.array_equal(alone.get(word).layers[layer], whole.get(word).layers[layer])
+
+
 def test_truncation_keeps_the_tokenizers_first_pieces_and_counts_long_texts(tiny_bert, real_texts):
     from transformers import AutoTokenizer
 

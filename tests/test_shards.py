@@ -87,9 +87,10 @@ def test_gather_joins_in_order_and_refuses_mixed_shards():
 
 
 def test_a_texts_vectors_do_not_depend_on_the_texts_that_share_its_pass(encoder, table):
-    texts = sorted({*table["story"].iloc[:4], table["reference"].iloc[0], *table["prompt"].iloc[:1]})
-    whole = encode_texts(texts, encoder, [2], batch_size=4)
-    for part in (texts[0::2], texts[1::2]):
+    sentences = {"The cat sat.", "A dog ran.", "It rained.", "She left.", "He won.", "Night fell over town."}
+    texts = sorted({*table["story"].iloc[:4], table["reference"].iloc[0], *table["prompt"].iloc[:1], *sentences})
+    whole = encode_texts(texts, encoder, [2], batch_size=4)  # the short sentences share batches
+    for part in (texts[0::2], texts[1::2], texts[:1] + texts[-1:]):
         alone = encode_texts(part, encoder, [2], batch_size=4)
         for text in part:
             assert np.array_equal(alone.get(text).layers[2], whole.get(text).layers[2])

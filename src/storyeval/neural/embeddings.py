@@ -6,8 +6,9 @@ them once per (dataset, encoder) and sharing them is the "one embedding pass".
 Method. The distinct texts are stripped (as bert_score does) and tokenised by the model's own tokenizer with
 its special tokens ([CLS] ... [SEP] for BERT), sorted by length (longest first) and batched by a token
 budget (`batch_size` inputs of the full window; proportionally more shorter ones, e.g. sentences), inputs of
-one length per batch (no padding: a text's vectors do not depend on the other texts of the pass, so a shard of
-a dataset caches the bytes the whole dataset's pass caches), and run through the encoder under
+one length per batch (no padding), inputs under 16 tokens in batches of one shape (`batches`): a text's vectors
+do not depend on the other texts of the pass, so a shard of a dataset caches the bytes the whole dataset's
+pass caches. They are run through the encoder under
 `torch.inference_mode()` in float32 with `output_hidden_states=True`. For each requested hidden-state index
 (0 = embedding layer, 1..L = transformer layers) the vector of every token, specials included (and flagged),
 is kept, stored as float32 (default) or float16 (`dtype`: half the size; read back as float32; the score
@@ -53,7 +54,8 @@ from storyeval.neural.paths import revision_record
 LOG = logging.getLogger("storyeval.neural")
 POLICIES = ("truncate", "sliding")
 STORAGE = ("float32", "float16")
-SOLO_BELOW = 16  # tokens: shorter inputs are encoded alone (`batches`)
+SHORT_BELOW = 16  # tokens: shorter inputs are encoded in batches of exactly SHORT_BATCH rows (`batches`)
+SHORT_BATCH = 32
 TOKENISE_CHUNK = 1024  # texts tokenised at a time: the tokenizer's output lists take ~250 bytes a token
 FORMAT = "storyeval-token-embeddings/1"
 WEIGHT_FILES = ("*.safetensors", "*.bin")
@@ -319,20 +321,32 @@ def plan_windows(ids: list[int], mask: list[int], room: int, policy: str, stride
 
 
 def batches(windows: list[Window], budget: int) -> list[list[Window]]:
-    """Windows of one length per batch (longest first), as many as fit `budget` tokens, and windows shorter than
-    SOLO_BELOW tokens alone: a text's vectors then do not depend on which texts share its pass, so a shard of a
-    dataset caches the bytes of the whole dataset's pass. Measured with MiniLM on CPU: padding changed the last
-    bits of 9 of 60 hanna-llm texts' vectors; unpadded batches of 5-7-token sentences still changed with the
-    batch's size (6 of 490 inputs); longer ones never did."""
+    """Windows of one length per batch (longest first), as many as fit `budget` tokens; windows shorter than
+    SHORT_BELOW tokens SHORT_BATCH at a time, encoded in exactly that many rows (`batch_rows`). A text's vectors
+    then do not depend on which texts share its pass, so a shard of a dataset caches the bytes of the whole
+    dataset's pass. Measured with MiniLM on CPU: padding changed the last bits of 9 of 60 hanna-llm texts'
+    vectors; unpadded batches of 5-7-token sentences still changed with the batch's size (6 of 490 inputs),
+    longer ones never did; in batches of one shape no input's bits depend on the other rows (3-15 tokens).
+    Why not alone, as before: a forward call streams the encoder's weights whatever its size (6 ms for one
+    8-token sentence with MiniLM), and SUPERT's sentences are thousands of them (hanna-llm: 4,840 of 5,112
+    calls); 32 such sentences in one call take 27-115 ms against 200-280 ms one by one."""
     by_length: dict[int, list[Window]] = {}
     for window in windows:
         by_length.setdefault(len(window.ids), []).append(window)
     groups = []
     for length in sorted(by_length, reverse=True):
         same = by_length[length]
-        count = max(1, budget // length) if length >= SOLO_BELOW else 1
+        count = max(1, budget // length) if length >= SHORT_BELOW else SHORT_BATCH
         groups += [same[start : start + count] for start in range(0, len(same), count)]
     return groups
+
+
+def batch_rows(batch: list[Window]) -> list[Window]:
+    """The rows a batch is encoded in: a batch of short windows filled up to SHORT_BATCH rows with copies of its
+    first window (their outputs are not kept), so that every short window of a length is encoded in one shape."""
+    if len(batch[0].ids) >= SHORT_BELOW:
+        return batch
+    return batch + [batch[0]] * (SHORT_BATCH - len(batch))
 
 
 def run_windows(model, windows: list[Window], layers: tuple[int, ...], budget: int, pad: int, device, store) -> None:
@@ -342,9 +356,10 @@ def run_windows(model, windows: list[Window], layers: tuple[int, ...], budget: i
 
     with torch.inference_mode():
         for batch in batches(windows, budget):
-            ids = torch.full((len(batch), len(batch[0].ids)), pad, dtype=torch.long)
+            rows = batch_rows(batch)
+            ids = torch.full((len(rows), len(rows[0].ids)), pad, dtype=torch.long)
             attention = torch.zeros_like(ids)
-            for row, window in enumerate(batch):
+            for row, window in enumerate(rows):
                 ids[row, : len(window.ids)] = torch.from_numpy(window.ids)
                 attention[row, : len(window.ids)] = 1
             states = model(
