@@ -153,6 +153,15 @@ def test_metric_jobs_follow_the_configured_model_roles():
     assert len(merged["scores"]) == len(enabled) and merged["judge_scores"] == []
 
 
+def test_the_slowest_reader_of_the_embedding_cache_starts_first():
+    """Every cache reader has its place (a new one must be timed and placed); BaryScore, the end of the
+    longest path, outranks the others; other neural metrics keep the base priority."""
+    assert sorted(metrics.SLOWEST_FIRST) == sorted(metrics.CACHED)
+    ranked = sorted(metrics.CACHED, key=lambda metric: metrics.neural_priority(metric, 3000), reverse=True)
+    assert ranked[0] == "baryscore" and ranked[-1] == "bertscore"
+    assert metrics.neural_priority("perplexity", 3000) == 3000 < metrics.neural_priority("bertscore", 3000)
+
+
 def test_judge_jobs_their_files_and_validation():
     config = checked(**{"judges.models": {"tiny": {"path": "tiny", "revision": None, "released": "Beluga-13B"}},
                         "judges.datasets": {"hanna-llm": {}}})

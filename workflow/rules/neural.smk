@@ -51,7 +51,7 @@ rule neural_metric:
     wildcard_constraints:
         metric="|".join(workflow_metrics.NEURAL),
         model="[A-Za-z0-9._-]+",
-    priority: LONGEST_PATH_FIRST
+    priority: lambda wildcards: workflow_metrics.neural_priority(wildcards.metric, LONGEST_PATH_FIRST)
     conda:
         CORE_ENV
     threads: neural_job_threads

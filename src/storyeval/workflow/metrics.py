@@ -14,6 +14,16 @@ LEARNED = [name for name in MODELLED if catalog.entry(name).resource[0] == "mode
 NEURAL = [name for name in MODELLED if name not in LEARNED]  # rule neural_metric
 STRING = [name for name in catalog.CATALOG if name not in MODELLED]  # rule metric
 CACHED = [name for name in NEURAL if catalog.entry(name).resource[0] == "cache"]  # read the embedding cache
+# The cache readers by their time on hanna-llm, one core (docs/performance.md: BaryScore 380 s, DepthScore 90,
+# MoverScore 9, SUPERT 6, BERTScore 2.5): all become ready when the embedding pass ends.
+SLOWEST_FIRST = ("baryscore", "depthscore", "moverscore", "supert", "bertscore")
+
+
+def neural_priority(metric: str, base: int) -> int:
+    """A neural job's priority: `base`, raised by the metric's place in SLOWEST_FIRST (the slowest highest), so
+    that of the jobs ready at once the longest starts first (longest processing time first, Graham 1969) and
+    BaryScore, the end of the longest path, waits for no shorter reader of the same cache."""
+    return base + (len(SLOWEST_FIRST) - SLOWEST_FIRST.index(metric) if metric in SLOWEST_FIRST else 0)
 
 
 def neural_model(config: Mapping, metric: str) -> Mapping | None:
