@@ -77,9 +77,9 @@ def barycenter(locations: np.ndarray, weights: np.ndarray, max_iterations: int =
     support, trees = start(locations, init), [None] * layers
     transported = Transported(layers, size, dim)
     share = (1.0 / layers) * 1.0 / mass  # POT's arithmetic: update = update + share * (plan @ points)
-    moved = np.arange(size)  # the support points that may have moved since the costs were computed
+    changed = np.arange(size)  # the support points that may have moved since the costs were computed
     for _ in range(max_iterations):
-        costs.refresh(support, moved)
+        costs.refresh(support, changed)
         for layer, points in enumerate(locations):
             # At the first step a layer starts from the previous layer's basis (feasible: the same masses).
             tree = trees[layer] if trees[layer] is not None or not layer else trees[layer - 1]
@@ -91,7 +91,7 @@ def barycenter(locations: np.ndarray, weights: np.ndarray, max_iterations: int =
             else:
                 trees[layer] = step
                 transported.sparse(layer, *step, costs.points[layer])
-        update, moved = transported.update(support, share)
+        update, changed = transported.update(support, share)
         displacement = np.sum((update - support) ** 2)
         support = update
         if displacement <= stop_threshold:
@@ -110,26 +110,26 @@ class Transported:
     so both are kept: the update is the same to the last bit as POT's computed anew."""
 
     def __init__(self, layers: int, size: int, dim: int):
-        self.moved = np.zeros((layers, size, dim))
+        self.sums = np.zeros((layers, size, dim))  # [layer, row]: sum_k flow_k points[col_k] over the row's arcs
         self.arcs = [None] * layers  # each layer's last sparse plan, sorted (`sort_arcs`); None: none to compare
         self.changed = np.ones(size, np.bool_)
 
     def dense(self, layer: int, product: np.ndarray) -> None:
         """A dense plan's product (POT's step): every row may have changed."""
-        self.moved[layer], self.arcs[layer] = product, None
+        self.sums[layer], self.arcs[layer] = product, None
         self.changed[:] = True
 
     def sparse(self, layer: int, rows: np.ndarray, cols: np.ndarray, flows: np.ndarray, points: np.ndarray) -> None:
         """A basis tree's plan (rows, cols, flows): only the rows whose arcs or flows changed are summed again."""
-        arcs = sort_arcs(rows, cols, flows, self.moved.shape[1])
+        arcs = sort_arcs(rows, cols, flows, self.sums.shape[1])
         last = arcs if self.arcs[layer] is None else self.arcs[layer]
-        transport_rows(*arcs, points, self.moved[layer], *last, self.arcs[layer] is None, self.changed)
+        transport_rows(*arcs, points, self.sums[layer], *last, self.arcs[layer] is None, self.changed)
         self.arcs[layer] = arcs
 
     def update(self, support: np.ndarray, share: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The step's new support (the rows of changed points summed again, the others kept) and those rows."""
         update, changed = support.copy(), np.flatnonzero(self.changed)
-        sum_layers(update, self.moved, share, self.changed)
+        sum_layers(update, self.sums, share, self.changed)
         self.changed[:] = False
         return update, changed
 
@@ -155,14 +155,14 @@ def sort_arcs(rows: np.ndarray, cols: np.ndarray, flows: np.ndarray, size: int):
 
 
 @njit(cache=True, nogil=True)
-def transport_rows(start: np.ndarray, cols: np.ndarray, flows: np.ndarray, points: np.ndarray, moved: np.ndarray,
+def transport_rows(start: np.ndarray, cols: np.ndarray, flows: np.ndarray, points: np.ndarray, sums: np.ndarray,
                    last_start: np.ndarray, last_cols: np.ndarray, last_flows: np.ndarray, every_row: bool,
                    changed: np.ndarray) -> None:
-    """moved[i] = sum_k flow_k points[col_k] over row i's arcs (`sort_arcs` order, as the sparse product sums
+    """sums[i] = sum_k flow_k points[col_k] over row i's arcs (`sort_arcs` order, as the sparse product sums
     them; zero-flow tree arcs skipped, as the sparse plan left them out), for the rows whose arcs or flows
     differ from the last plan's (`last_*`), or every row; those rows are marked in `changed`."""
     dim = points.shape[1]
-    for row in range(len(moved)):
+    for row in range(len(sums)):
         first, end = start[row], start[row + 1]
         same = not every_row and end - first == last_start[row + 1] - last_start[row]
         offset = last_start[row] - first
@@ -173,7 +173,7 @@ def transport_rows(start: np.ndarray, cols: np.ndarray, flows: np.ndarray, point
         if same:
             continue
         changed[row] = True
-        row_sum = moved[row]
+        row_sum = sums[row]
         row_sum[:] = 0.0
         for k in range(first, end):
             flow, point = flows[k], points[cols[k]]  # row views: the loops below vectorise (2.6x measured)
@@ -183,17 +183,17 @@ def transport_rows(start: np.ndarray, cols: np.ndarray, flows: np.ndarray, point
 
 
 @njit(cache=True, nogil=True)
-def sum_layers(update: np.ndarray, moved: np.ndarray, share: np.ndarray, changed: np.ndarray) -> None:
-    """update[i] = ((0 + share_i moved[0, i]) + share_i moved[1, i]) + ... for the changed rows i: POT's
+def sum_layers(update: np.ndarray, sums: np.ndarray, share: np.ndarray, changed: np.ndarray) -> None:
+    """update[i] = ((0 + share_i sums[0, i]) + share_i sums[1, i]) + ... for the changed rows i: POT's
     `update = update + share * (plan @ points)`, layer by layer, element by element."""
-    layers, size, dim = moved.shape
+    layers, size, dim = sums.shape
     for row in range(size):
         if not changed[row]:
             continue
         target, scale = update[row], share[row]
         target[:] = 0.0
         for layer in range(layers):
-            source = moved[layer, row]
+            source = sums[layer, row]
             for d in range(dim):
                 target[d] += scale * source[d]
 
