@@ -69,7 +69,7 @@ SYSTEM_RANKING_FIGURE = {"kind": "system_ranking", "level": "system", "subset": 
 
 rule system_ranking:
     input:
-        unpack(lambda wildcards: workflow_analysis.unrated_inputs(wildcards.dataset, wildcards.scoreset)),
+        unpack(lambda wildcards: workflow_analysis.scoreset_inputs(wildcards.dataset, wildcards.scoreset, rated=False)),
         caption=caption_file("system_ranking"),
     output:
         csv="results/{dataset}/{scoreset}/system_ranking.csv",

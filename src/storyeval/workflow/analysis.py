@@ -8,24 +8,15 @@ from collections.abc import Mapping
 from storyeval.data.load import needs_exact_means, reanalysis_recomputes
 
 
-def scoreset_inputs(dataset: str, scoreset: str) -> dict:
+def scoreset_inputs(dataset: str, scoreset: str, rated: bool = True) -> dict:
+    """Its stories and human scores, or for a set without human ratings its texts as the stories; its metric
+    scores and registry."""
     base = f"results/{dataset}"
-    return {
-        "stories": f"{base}/data/stories.csv",
-        "human": f"{base}/data/human_scores.csv",
-        "scores": f"{base}/{scoreset}/scores.parquet",
-        "registry": f"{base}/{scoreset}/metrics.csv",
-    }
-
-
-def unrated_inputs(dataset: str, scoreset: str) -> dict:
-    """A set without human ratings: its texts stand for the stories."""
-    base = f"results/{dataset}"
-    return {
-        "stories": f"{base}/data/texts.parquet",
-        "scores": f"{base}/{scoreset}/scores.parquet",
-        "registry": f"{base}/{scoreset}/metrics.csv",
-    }
+    if rated:
+        stories = {"stories": f"{base}/data/stories.csv", "human": f"{base}/data/human_scores.csv"}
+    else:
+        stories = {"stories": f"{base}/data/texts.parquet"}
+    return {**stories, "scores": f"{base}/{scoreset}/scores.parquet", "registry": f"{base}/{scoreset}/metrics.csv"}
 
 
 def with_exact_means(config: Mapping, inputs: dict, system_ties: str, dataset: str) -> dict:
@@ -39,7 +30,7 @@ def with_exact_means(config: Mapping, inputs: dict, system_ties: str, dataset: s
 def correlation_inputs(run, dataset: str, scoreset: str) -> dict:
     """A set without human ratings (hanna-llm) correlates its metrics with each other only."""
     rated = run.structure(dataset, scoreset)["ratings"]
-    inputs = scoreset_inputs(dataset, scoreset) if rated else unrated_inputs(dataset, scoreset)
+    inputs = scoreset_inputs(dataset, scoreset, rated)
     return with_exact_means(run.config, inputs, run.config["analysis"]["system_ties"], dataset)
 
 
