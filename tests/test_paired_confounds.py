@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from storyeval.stats.confounds import LENGTH, confound_table, disagree, within_system, within_table
+from storyeval.stats.confounds import LENGTH, confound_table, disagree, flagged, warnings_of, within_system
 from storyeval.stats.kendall import calibrate, kendall
 from storyeval.stats.paired import paired_accuracy
 
@@ -81,15 +81,20 @@ def test_a_pooled_correlation_driven_by_the_system_is_flagged():
     pooled = np.corrcoef(np.column_stack([metrics, human]).T)[:2, 2]
     assert pooled[0] > 0.9  # length "predicts" the rating over the pool
     assert disagree(pooled, within[:, 0], 0.2).tolist() == [True, False]
-    correlations = pd.DataFrame({
-        "kind": ["metric_criterion", "metric_criterion", "metric_metric", "metric_metric"], "level": "story",
-        "coefficient": "pearson", "x": [LENGTH, "quality", LENGTH, "quality"],
-        "y": ["rating", "rating", LENGTH, LENGTH], "r": [*pooled, 1.0, np.corrcoef(quality, length)[0, 1]]})
-    table = confound_table(correlations, within_table(metrics, human, system, [LENGTH, "quality"], ["rating"],
-                                                      ["pearson"]), 0.2, 0.8)
-    assert table.set_index("metric")["confound"].to_dict() == {LENGTH: "system", "quality": "length"}
-    alone = confound_table(correlations, None, 0.2, 0.99)  # no systems pooled, a higher length limit: no flag
-    assert (alone["confound"] == "").all() and alone["within_r"].isna().all()
+    table = confound_table(metrics, human, system, [LENGTH, "quality"], ["rating"], ["pearson", "spearman"], 0.2,
+                           0.8)
+    words = table.query("coefficient == 'pearson'").set_index("metric")["confound"].to_dict()
+    assert words == {LENGTH: "system", "quality": "length"}  # quality tracks the systems' lengths too
+    assert np.allclose(table.query("coefficient == 'pearson'")["pooled_r"], pooled)
+    lines = warnings_of(table)
+    assert any(line.startswith(f"confound: {LENGTH} x rating (pearson): pooled +0.9") for line in lines)
+    top = pd.DataFrame({"level": "story", "coefficient": "pearson", "metric": [LENGTH, "quality", "other"],
+                        "criterion": "rating"})
+    shown = flagged(top, table, {"metric": "metric", "criterion": "criterion", "coefficient": "coefficient"})
+    assert shown["confound"].tolist() == ["system", "length", ""]
+    lenient = confound_table(metrics, human, np.arange(len(system)), [LENGTH, "quality"], ["rating"], ["pearson"],
+                             0.2, 0.99)  # each story its own system: no within-system value; a higher length limit
+    assert (lenient["confound"] == "").all() and lenient["within_r"].isna().all()
 
 
 def test_no_flag_where_pooled_and_within_agree():

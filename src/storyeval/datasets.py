@@ -30,6 +30,8 @@ class Dataset:
     raters: bool  # per-rater ratings (Tab. 3 ICC, Tab. 4 system means)
     criteria: tuple[str, ...]  # human criteria; () for an unrated set
     suffixes: tuple[str, ...] = field(default=tuple(TABLE_FORMATS))  # the file types its loader reads
+    # Two systems on several prompts (storyeval.text.fit): story level pooled, paired comparisons per prompt.
+    paired: bool = False
 
     @property
     def levels(self) -> list[str]:
@@ -39,8 +41,9 @@ class Dataset:
 
     @property
     def grouped(self) -> bool:
-        """Stories lie on a prompt x system grid; otherwise all stories form one group (one 'prompt')."""
-        return self.prompts and self.systems
+        """Stories lie on a prompt x system grid of at least three systems; otherwise all stories form one group
+        (one 'prompt')."""
+        return self.prompts and self.systems and not self.paired
 
     def lacks(self, reference_based: list[str]) -> list[str]:
         """What this dataset lacks and what follows, one phrase each (said once at start-up)."""

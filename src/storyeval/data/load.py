@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import ordered_criteria
-from storyeval.data.scoreset import Cube, analysed_systems, build_cube
+from storyeval.data.scoreset import MIN_SYSTEMS, Cube, analysed_systems, build_cube, pooled
 from storyeval.errors import InputError
 from storyeval.io import read_table
 
@@ -49,13 +49,19 @@ def human_cube(paths, stories: pd.DataFrame, systems: list[str], exact: bool = F
     return build_cube(stories, human, "criterion", "score", ordered_criteria(human["criterion"]), systems, str(source))
 
 
-def load_cubes(paths, reference_system: str | None, exact: bool = False) -> tuple[Cube | None, Cube]:
+def load_cubes(paths, reference_system: str | None, exact: bool = False, grid: bool = False
+               ) -> tuple[Cube | None, Cube]:
     """(human criteria cube, metric cube) over the analysed systems; `paths` has stories, scores, registry and,
-    for a set with human ratings, human (else the human cube is None); `exact`: `human_cube`."""
+    for a set with human ratings, human (else the human cube is None); `exact`: `human_cube`. Fewer than
+    MIN_SYSTEMS systems a prompt are pooled (`scoreset.pooled`) unless `grid` asks for the prompt x system grid
+    (the paired comparisons)."""
     stories = read_table(paths["stories"], ["story_id", "prompt_id", "system"])
     scores = read_table(paths["scores"], ["story_id", "metric", "value"])
     registry = read_table(paths["registry"], ["slug", "order"]).sort_values("order")
     systems = analysed_systems(stories, reference_system)
+    if len(systems) < MIN_SYSTEMS and not grid:
+        stories = pooled(stories[stories["system"].isin(systems)])
+        systems = list(stories["system"])
     metrics = build_cube(stories, scores, "metric", "value", list(registry["slug"]), systems, str(paths["scores"]))
     if "human" not in paths.keys():
         return None, metrics

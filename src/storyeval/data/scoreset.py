@@ -46,6 +46,15 @@ def build_cube(
     return Cube(values, prompts, list(systems), list(names))
 
 
+MIN_SYSTEMS = 3  # a correlation across the systems of a prompt has two points with two systems: +-1 whatever the data
+
+
+def pooled(stories: pd.DataFrame) -> pd.DataFrame:
+    """The stories as one prompt whose "systems" are the stories: the story level then correlates over all
+    stories at once (two systems a prompt: storyeval.text.fit)."""
+    return stories.assign(prompt_id=0, system=stories["story_id"])
+
+
 def analysed_systems(stories: pd.DataFrame, reference_system: str | None) -> list[str]:
     """Systems in first-appearance order, the human reference removed (Mathur et al. 2020)."""
     systems = list(dict.fromkeys(stories["system"]))

@@ -47,43 +47,33 @@ def disagree(pooled: np.ndarray, within: np.ndarray, margin: float) -> np.ndarra
         return (np.sign(pooled) * np.sign(within) < 0) | (np.abs(pooled - within) > margin)
 
 
-def within_table(metrics: np.ndarray, human: np.ndarray, systems: Sequence, metric_names: Sequence[str],
-                 criteria: Sequence[str], coefficients: Sequence[str]) -> pd.DataFrame:
-    """Within-system correlations of the story-level vectors `metrics` [n, A] and `human` [n, B] (`systems`: the
-    system of each story): coefficient, metric, criterion, within_r, systems (how many were averaged)."""
+def confound_table(metrics: np.ndarray, human: np.ndarray, systems: Sequence, metric_names: Sequence[str],
+                   criteria: Sequence[str], coefficients: Sequence[str], margin: float,
+                   length_limit: float) -> pd.DataFrame:
+    """Each metric x criterion correlation over all stories (`metrics` [n, A], `human` [n, B]; `systems`: the
+    system of each story) with its confounds beside: pooled_r, within_r and systems (`within_system`), length_r
+    (the metric's correlation with Text length over all stories, NaN without it) and the flags `system` (pooled
+    and within-system disagree, `disagree`), `length` (|length_r| > length_limit, Text length itself not) and
+    `confound`, the words a table shows ("" when neither)."""
     grid = pd.MultiIndex.from_product([metric_names, criteria], names=["metric", "criterion"]).to_frame(index=False)
+    names = list(metric_names)
     frames = []
     for coefficient in coefficients:
         within, count = within_system(metrics, human, systems, coefficient)
-        frames.append(grid.assign(coefficient=coefficient, within_r=within.ravel(), systems=count))
-    return pd.concat(frames, ignore_index=True)
-
-
-def confound_table(correlations: pd.DataFrame, within: pd.DataFrame | None, margin: float,
-                   length_limit: float) -> pd.DataFrame:
-    """The story-level metric x criterion correlations of `correlations` (storyeval.analysis.correlation_table)
-    with their confounds beside: within_r and systems (`within_table`; None where the story level pools no
-    systems: NaN), length_r (the metric's story-level correlation with Text length, NaN without it), and the
-    flags `system` (pooled and within-system disagree, `disagree`), `length` (|length_r| > length_limit) and
-    `confound`, the words a table shows ("" when neither)."""
-    story = correlations[correlations["level"] == "story"]
-    table = story[story["kind"] == "metric_criterion"].rename(columns={"x": "metric", "y": "criterion"})
-    table = table[["coefficient", "metric", "criterion", "r"]]
-    if within is None:
-        table = table.assign(within_r=np.nan, systems=0)
-    else:
-        table = table.merge(within, on=["coefficient", "metric", "criterion"], how="left")
-    length = story[(story["kind"] == "metric_metric") & (story["y"] == LENGTH)]
-    length = length[["coefficient", "x", "r"]].rename(columns={"x": "metric", "r": "length_r"})
-    table = table.merge(length, on=["coefficient", "metric"], how="left")
-    table["system"] = disagree(table["r"].to_numpy(), table["within_r"].to_numpy(), margin)
+        length = (correlate(metrics, metrics[:, [names.index(LENGTH)]], coefficient)[:, 0] if LENGTH in names
+                  else np.full(len(names), np.nan))
+        frames.append(grid.assign(coefficient=coefficient, pooled_r=correlate(metrics, human, coefficient).ravel(),
+                                  within_r=within.ravel(), systems=count, length_r=np.repeat(length, len(criteria))))
+    table = pd.concat(frames, ignore_index=True)
+    table = table[["coefficient", "metric", "criterion", "pooled_r", "within_r", "systems", "length_r"]]
+    table["system"] = disagree(table["pooled_r"].to_numpy(), table["within_r"].to_numpy(), margin)
     with np.errstate(invalid="ignore"):
         table["length"] = (np.abs(table["length_r"]) > length_limit) & (table["metric"] != LENGTH)
     table["confound"] = [
         "; ".join(name for name, on in (("system", system), ("length", long)) if on)
         for system, long in zip(table["system"], table["length"])
     ]
-    return table.reset_index(drop=True)
+    return table
 
 
 def flagged(table: pd.DataFrame, confounds: pd.DataFrame, keys: dict[str, str]) -> pd.DataFrame:
@@ -100,7 +90,7 @@ def warnings_of(confounds: pd.DataFrame) -> list[str]:
     for row in confounds[confounds["confound"] != ""].itertuples():
         said = []
         if row.system:
-            said.append(f"pooled {row.r:+.3f} but {row.within_r:+.3f} within the {row.systems} systems")
+            said.append(f"pooled {row.pooled_r:+.3f} but {row.within_r:+.3f} within the {row.systems} systems")
         if row.length:
             said.append(f"{row.length_r:+.3f} with Text length")
         lines.append(f"confound: {row.metric} x {row.criterion} ({row.coefficient}): {'; '.join(said)}")

@@ -1,8 +1,10 @@
 """What a dataset's data allow: degenerate shapes get a sentence, not a traceback.
 
 Correlations need three values and Williams' test four (n - 3 degrees of freedom): fewer than four stories
-stops the run; one prompt, or fewer than three systems (which cannot be correlated within a prompt), make one group
-(story level over all stories, no system level); with three systems Williams' test has no system level;
+stops the run; one prompt, or one system, make one group (story level over all stories, no system level); two
+systems on several prompts keep their systems: their story level pools all stories (a correlation within a
+prompt would have two points), with the within-system correlations beside it, and each prompt's two stories are
+compared (storyeval.stats.paired); with three systems Williams' test has no system level;
 a criterion with one value on every story has no correlation and is left out, and a dataset where no
 criterion varies stops. The same function shapes the data (rule normalise_texts) and
 plans the targets at start-up, so the two agree.
@@ -36,10 +38,11 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
     if len(systems) and texts["prompt_id"].nunique() == 1:
         one_group = ("one prompt, so one group: story-level correlations over its stories and no system level "
                      "(each system has one story)")
-    elif 0 < len(systems) < MIN_VALUES:
-        one_group = (f"{len(systems)} system{'s' * (len(systems) > 1)} ({', '.join(map(repr, systems))}), fewer "
-                     f"than the {MIN_VALUES} a correlation needs within a prompt or between system means, so "
-                     "story-level correlations over all stories and no system level")
+    elif len(systems) == 1:
+        one_group = (f"1 system ({systems[0]!r}), fewer than the {MIN_VALUES} a correlation needs within a prompt "
+                     "or between system means, so story-level correlations over all stories and no system level")
+    elif len(systems) < MIN_VALUES:
+        notes.append(paired_note(texts["prompt_id"].nunique(), systems))
     if one_group:
         texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
         notes.append(one_group)
@@ -66,6 +69,14 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
     return dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings), notes
 
 
+def paired_note(prompts: int, systems) -> str:
+    """What two systems on several prompts get, said once at start-up."""
+    return (f"{prompts} prompts, {len(systems)} systems ({', '.join(map(repr, systems))}): fewer than the {MIN_VALUES} "
+            "a correlation needs within a prompt, so story-level correlations pool all stories, each beside its "
+            "within-system correlation, each prompt's stories are compared in pairs (paired_accuracy), and no "
+            "system level")
+
+
 def load_fitted(entry: Mapping, name: str, path: str | Path) -> tuple[TextDataset, list[str]]:
     """A configured dataset's file read (its first `max_prompts` prompts) and fitted to what it allows."""
     data = describe(entry, name).load(path, name)
@@ -77,6 +88,7 @@ def load_fitted(entry: Mapping, name: str, path: str | Path) -> tuple[TextDatase
 def fitted_description(dataset: Dataset, data: TextDataset) -> Dataset:
     """`dataset`'s declaration reduced to what `data` (fit_to_data's) holds: systems, raters, criteria."""
     kept = set() if data.human_scores is None else set(data.human_scores["criterion"])
-    return dataclasses.replace(dataset, systems=dataset.systems and bool(data.texts["system"].notna().any()),
+    systems = data.texts["system"].dropna().nunique()
+    return dataclasses.replace(dataset, systems=dataset.systems and systems > 0, paired=1 < systems < MIN_VALUES,
                                raters=dataset.raters and data.ratings is not None,
                                criteria=tuple(name for name in dataset.criteria if name in kept))
