@@ -30,7 +30,8 @@ def test_a_hand_computed_case():
     assert row["calibrated_low"] <= row["calibrated"] <= row["calibrated_high"]
     # Lower is better: the same scores negated give the same accuracy.
     negated = accuracy(-np.asarray(metric), human, lower=(True,))
-    assert negated[["accuracy", "calibrated", "epsilon"]].tolist() == row[["accuracy", "calibrated", "epsilon"]].tolist()
+    same = ["accuracy", "calibrated", "epsilon"]
+    assert negated[same].tolist() == row[same].tolist()
 
 
 def test_agrees_with_the_kendall_module_on_three_systems():

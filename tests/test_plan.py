@@ -7,7 +7,7 @@ from storyeval.criteria import CRITERIA
 from storyeval.errors import InputError
 
 HANNA = {"levels": ["story", "system"], "criteria": CRITERIA, "systems": True, "raters": True, "subset": True,
-         "topk": True, "reanalyses": True}
+         "topk": True, "reanalyses": True, "paired": False}
 FLAT = {**HANNA, "levels": ["story"], "criteria": ["Overall"], "systems": False, "raters": False, "subset": False,
         "topk": False}
 
@@ -32,8 +32,13 @@ def test_a_dataset_gets_the_figures_and_tables_its_shape_allows():
     assert not plan.wanted_table("tab9_top5_system", FLAT) and plan.wanted_table("tab8_top5_story", FLAT)
     assert plan.wanted_table("tab3_icc", {**FLAT, "raters": True})
     assert not plan.wanted_table("tab4_system_means", {**FLAT, "raters": True})
-    assert plan.stats_tables(FLAT) == ["correlations", "top_metrics", "borda", "williams", "kemeny", "kemeny_summary",
-                                       *plan.REANALYSES]
+    paired = {**FLAT, "raters": True, "paired": True}  # two systems a prompt: means, violins, paired comparisons
+    assert plan.wanted_table("tab4_system_means", paired)
+    assert plan.wanted_figure(figures["fig09_rating_violins"], paired)
+    assert not plan.wanted_figure(figures["fig26_bootstrap_f1"], paired)
+    assert plan.stats_tables(paired)[-3:] == ["paired_accuracy", "icc", "system_means"]
+    assert plan.stats_tables(FLAT) == ["correlations", "confounds", "top_metrics", "borda", "williams", "kemeny",
+                                       "kemeny_summary", *plan.REANALYSES]
 
 
 def test_families_are_made_whole_or_refused():
@@ -42,9 +47,9 @@ def test_families_are_made_whole_or_refused():
     for name, spec in figures.items():
         families.setdefault(plan.figure_family(spec), []).append(name)
     assert sorted(families["williams_story"])[0] == "fig27_williams_story_relevance"
-    assert set(families["systems"]) == {"fig26_bootstrap_f1", "fig09_rating_violins"}
+    assert families["systems"] == ["fig26_bootstrap_f1"] and families["violins"] == ["fig09_rating_violins"]
     assert plan.whole_families(families["topk"], families, "figure") == ["fig08_topk_systems"]
-    with pytest.raises(InputError, match=r"figure family systems: only \['fig26_bootstrap_f1'\] wanted"):
-        plan.whole_families(["fig26_bootstrap_f1"], families, "figure")
+    with pytest.raises(InputError, match=r"family criteria_story: only \['fig01_criteria_story_kendall'\] wanted"):
+        plan.whole_families(["fig01_criteria_story_kendall"], families, "figure")
     costs = {family: plan.family_cost({name: figures[name] for name in names}) for family, names in families.items()}
     assert max(costs, key=costs.get) in ("metric_metric_story", "williams_story")  # the longest start first

@@ -4,7 +4,8 @@ these with the config's values; here they are plain functions, tested without Sn
 
 A figure is a spec {kind, level, coefficient, subset, criterion, p_values}; a dataset's shape
 (storyeval.workflow.run.Run.structure) says its levels, criteria, whether its stories lie on a prompt x system
-grid (`systems`), whether it has per-rater ratings (`raters`), and whether it holds the metrics of the
+grid (`systems`) or on one of two systems (`paired`: system means, violins and paired comparisons, the story level
+pooled), whether it has per-rater ratings (`raters`), and whether it holds the metrics of the
 representative subset (`subset`), of Fig. 8 (`topk`) and of the reanalyses (`reanalyses`).
 """
 
@@ -80,8 +81,10 @@ def figure_family(spec: Mapping) -> str:
     story level alone)."""
     if spec["subset"]:
         return "subset"
-    if spec["kind"] in ("bootstrap_f1", "violins"):
+    if spec["kind"] == "bootstrap_f1":
         return "systems"
+    if spec["kind"] == "violins":  # also drawn for two systems, which have no bootstrap F1
+        return "violins"
     if spec["kind"] == "topk":
         return "topk"
     return f"{spec['kind']}_{spec['level']}"
@@ -89,23 +92,25 @@ def figure_family(spec: Mapping) -> str:
 
 def wanted_figure(spec: Mapping, shape: Mapping) -> bool:
     """A figure of a set: its level computed, two criteria for criteria heatmaps, systems for the system
-    figures, the representative subset and Fig. 8's metrics only where the set holds them."""
+    figures (the violins also for two systems), the representative subset and Fig. 8's metrics only where the set
+    holds them."""
     return (
         (spec.get("level") is None or spec["level"] in shape["levels"])
         and (shape["subset"] or not spec["subset"])
         and (len(shape["criteria"]) >= 2 or spec["kind"] != "criteria")
         and (shape["topk"] or spec["kind"] != "topk")
         and (shape["systems"] or spec["kind"] not in ("bootstrap_f1", "topk", "violins"))
+        or (shape["paired"] and spec["kind"] == "violins")
     )
 
 
 def wanted_table(name: str, shape: Mapping) -> bool:
     """A table of a rated set: the reanalyses where their metrics exist, the per-rater ICC and (with systems)
-    means, one top-k per level."""
+    means (also of two systems), one top-k per level."""
     if name in REANALYSES:
         return shape["reanalyses"]
     if name in ("tab3_icc", "tab4_system_means"):
-        return shape["raters"] and (shape["systems"] or name == "tab3_icc")
+        return shape["raters"] and (shape["systems"] or shape["paired"] or name == "tab3_icc")
     return TABLE_LEVELS.get(name, shape["levels"][0]) in shape["levels"]
 
 
@@ -127,13 +132,19 @@ def family_cost(figures: Mapping[str, Mapping]) -> int:
 
 def stats_tables(shape: Mapping) -> list[str]:
     """The statistics files (results/<dataset>/<scoreset>/<name>.csv) of a rated set's analysis."""
-    names = ["correlations", "top_metrics", "borda", "williams", "kemeny", "kemeny_summary"]
+    names = ["correlations", "confounds", "top_metrics", "borda", "williams", "kemeny", "kemeny_summary"]
     names += REANALYSES * shape["reanalyses"]
     if shape["systems"]:
         names += ["bootstrap_f1", "correlation_ci"] + ["topk"] * shape["topk"]
+    names += ["paired_accuracy"] * shape["paired"]
     if shape["raters"]:
-        names += ["icc"] + ["system_means"] * shape["systems"]
+        names += ["icc"] + ["system_means"] * (shape["systems"] or shape["paired"])
     return names
+
+
+def paired_targets(base: str, shape: Mapping) -> list[str]:
+    """The paired comparisons' Markdown table and report page (rule paired_accuracy) of a set of two systems."""
+    return [f"{base}/tables/paired_accuracy.md", report_page(base, "paired_accuracy")] if shape["paired"] else []
 
 
 # What the rule files ask of these for a run: the config's figures and tables, their families (one rule each in

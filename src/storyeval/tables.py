@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from storyeval.criteria import ordered_criteria
@@ -24,7 +25,12 @@ def tab4_system_means(means: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cells(top: pd.DataFrame) -> pd.Series:
-    return top["label"] + " (" + (100 * top["abs_r"]).round().astype(int).astype(str) + ")"
+    """`label (|r| in %)`, and `[confound: ...]` where storyeval.stats.confounds flagged the correlation."""
+    cells = top["label"] + " (" + (100 * top["abs_r"]).round().astype(int).astype(str) + ")"
+    if "confound" not in top:
+        return cells
+    words = top["confound"].fillna("").astype(str)
+    return cells + np.where(words != "", " [confound: " + words + "]", "")
 
 
 def tab5_top_pearson(top: pd.DataFrame, k: int = 3) -> pd.DataFrame:

@@ -48,6 +48,7 @@ rule rankings:
     input:
         correlations="results/{dataset}/{scoreset}/correlations.csv",
         registry="results/{dataset}/{scoreset}/metrics.csv",
+        confounds="results/{dataset}/{scoreset}/confounds.csv",
     output:
         top="results/{dataset}/{scoreset}/top_metrics.csv",
         borda="results/{dataset}/{scoreset}/borda.csv",
@@ -60,6 +61,8 @@ rule rankings:
         sources=script_digest("rankings.py"),
         top_k=config["analysis"]["top_k"],
         borda_ties=config["analysis"]["borda_ties"],
+        # The story level pools the systems' stories (two systems, or none): the system flag applies to it.
+        pooled=lambda wildcards: not RUN.structure(wildcards.dataset, wildcards.scoreset)["systems"],
     script:
         "../scripts/rankings.py"
 

@@ -22,6 +22,54 @@ rule williams:
         "../scripts/williams.py"
 
 
+rule confounds:
+    input:
+        unpack(scoreset_inputs),
+    output:
+        "results/{dataset}/{scoreset}/confounds.csv",
+    log:
+        "logs/confounds/{dataset}/{scoreset}.log",
+    priority: STATISTICS_FIRST
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("confounds.py"),
+        reference_system=HANNA["reference_system"],
+        coefficients=config["analysis"]["coefficients"],
+        margin=config["stats"]["confound_margin"],
+        length_limit=config["stats"]["length_confound"],
+    script:
+        "../scripts/confounds.py"
+
+
+rule paired_accuracy:
+    input:
+        unpack(scoreset_inputs),
+        caption=caption_file("paired_accuracy"),
+    output:
+        csv="results/{dataset}/{scoreset}/paired_accuracy.csv",
+        md="results/{dataset}/{scoreset}/tables/paired_accuracy.md",
+        page=report_entry(
+            plan.report_page("results/{dataset}/{scoreset}", "paired_accuracy"),
+            "paired_accuracy",
+            "Tables",
+            table_labels("paired_accuracy"),
+        ),
+    log:
+        "logs/paired_accuracy/{dataset}/{scoreset}.log",
+    priority: STATISTICS_FIRST
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("paired_accuracy.py"),
+        reference_system=HANNA["reference_system"],
+        seed=config["stats"]["seed"],
+        n_resamples=config["stats"]["n_resamples"],
+        confidence=config["analysis"]["confidence"],
+    script:
+        "../scripts/paired_accuracy.py"
+
+
 rule bootstrap_f1:
     input:
         unpack(scoreset_inputs),

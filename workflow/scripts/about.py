@@ -10,7 +10,7 @@ out, wildcards = snakemake.output, snakemake.wildcards
 text = about_text(
     wildcards.dataset,
     wildcards.scoreset,
-    read_table(snakemake.input.stories, ["story_id", "system"]),
+    read_table(snakemake.input.stories, ["story_id", "prompt_id", "system"]),
     read_table(snakemake.input.human, []),
     read_table(snakemake.input.ratings, []),
     read_table(snakemake.input.registry, ["slug", "label"]),

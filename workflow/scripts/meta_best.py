@@ -6,6 +6,7 @@ from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots import save_figure
 from storyeval.plots.meta import best_agreement
 from storyeval.plots.pages import META_TABLES, caption_html, readable, write_figure_page, write_table_page
+from storyeval.stats.confounds import flagged
 from storyeval.stats.meta import best_table
 
 log = log_to(snakemake.log[0])
@@ -13,6 +14,12 @@ out, p = snakemake.output, snakemake.params
 intervals = pd.concat([read_table(path, ["grouping", "metric", "r"]) for path in snakemake.input.intervals])
 clusters = pd.concat([read_table(path, ["grouping", "metric", "rank"]) for path in snakemake.input.clusters])
 table = best_table(intervals, clusters, p.top)
+confounds = read_table(snakemake.input.confounds, ["coefficient", "metric", "criterion", "length", "confound"])
+keys = {"coefficient": "coefficient", "metric": "metric", "criterion": "criterion"}
+table = flagged(table, confounds, keys, table["grouping"] == "none")  # grouping none: over all stories, pooled
+for row in table[table["confound"] != ""].itertuples():
+    log.warning("confound: %s x %s, grouping none (%s): %s (results/%s/%s/confounds.csv)", row.metric, row.criterion,
+                row.coefficient, row.confound, snakemake.wildcards.dataset, snakemake.wildcards.scoreset)
 write_csv(table, out.csv)
 headers, groups = META_TABLES["meta_best_table"]
 shown = readable(table, headers)  # for people: labels, three decimals; the CSV keeps every column

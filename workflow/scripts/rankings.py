@@ -2,12 +2,16 @@
 
 from storyeval.analysis import rankings
 from storyeval.io import log_to, read_table, write_csv
+from storyeval.stats.confounds import flagged
 
 log = log_to(snakemake.log[0])
 correlations = read_table(snakemake.input.correlations, ["kind", "level", "coefficient", "x", "y", "r", "n"],
                           round_trip=True)
 registry = read_table(snakemake.input.registry, ["slug", "label", "order", "degenerate_release"])
 top, counts = rankings(correlations, registry, snakemake.params.top_k, snakemake.params.borda_ties)
+confounds = read_table(snakemake.input.confounds, ["coefficient", "metric", "criterion", "length", "confound"])
+top = flagged(top, confounds, {"coefficient": "coefficient", "metric": "metric", "criterion": "criterion"},
+              top["level"] == "story", system=snakemake.params.pooled)
 write_csv(top, snakemake.output.top)
 write_csv(counts, snakemake.output.borda)
 log.info("Borda top: %s", counts.groupby("level").head(1)[["level", "label", "borda"]].to_dict("records"))

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, marked
+from storyeval.data.scoreset import MIN_SYSTEMS
 from storyeval.io import _atomic
 
 # 5 pt cell numbers are 10 screen pixels tall at 150 px per inch: readable without zooming.
@@ -56,6 +57,7 @@ TABLES = {  # name -> (number or name in the papers, title of the table), in the
     "meta_best_table": ("Meta", "Best metrics (and LLM judges) per criterion and grouping"),
     "meta_consensus_table": ("Meta", "Kemeny and Borda consensus of metrics (and LLM judges)"),
     "system_ranking_table": ("Systems", "Systems ranked by each metric (rank 1 = best), and Borda consensus rankings"),
+    "paired_accuracy": ("Paired", "Which story of a prompt wins: each metric's pairwise accuracy with ties"),
     "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
     "computation_times": ("Tab. 2 (Houairi & Thiounn)", "Computation time per metric job, in total and per story"),
@@ -75,6 +77,7 @@ TABLE_CAPTIONS = {
     "meta_best_table": "meta_best",
     "meta_consensus_table": "meta_consensus",
     "system_ranking_table": "system_ranking",
+    "paired_accuracy": "paired_accuracy",
     "storyer_evaluation_table": "storyer_evaluation",
     "storyer_loss_history": "storyer_training",
     "computation_times": "computation_times",
@@ -85,11 +88,25 @@ META_TABLES = {
     "meta_best_table": ({"grouping": "Grouping", "coefficient": "Coefficient", "criterion": "Criterion",
                          "label": "Metric or LLM judge", "kind": "Kind", "family": "Family", "r": "r",
                          "ci_low": "95 % CI low", "ci_high": "95 % CI high", "rank": "Cluster rank",
-                         "rank1_size": "Best cluster size"}, ["Grouping", "Criterion"]),
+                         "rank1_size": "Best cluster size", "confound": "Confound"}, ["Grouping", "Criterion"]),
     "meta_consensus_table": ({"level": "Grouping", "kind": "Kind", "kemeny_rank": "Kemeny rank",
                               "label": "Metric or LLM judge", "family": "Family", "borda": "Borda count",
                               "borda_rank": "Borda rank"}, ["Grouping", "Kind"]),
 }
+PAIRED_HEADERS = {"criterion": "Criterion", "label": "Metric", "accuracy": "Accuracy",
+                  "accuracy_low": "Accuracy CI low", "accuracy_high": "Accuracy CI high",
+                  "calibrated": "Tie-calibrated", "calibrated_low": "Calibrated CI low",
+                  "calibrated_high": "Calibrated CI high", "epsilon": "Epsilon", "metric_ties": "Metric ties",
+                  "human_ties": "Human ties", "pairs": "Pairs"}
+
+
+def paired_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The paired accuracies for people (storyeval.stats.paired): per criterion, the best tie-calibrated first."""
+    ordered = table.assign(order=table.groupby("criterion", sort=False).ngroup())
+    ordered = ordered.sort_values(["order", "calibrated", "label"], ascending=[True, False, True], kind="stable")
+    return readable(ordered, PAIRED_HEADERS)
+
+
 # A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
 SHOWN_PER_GROUP = 3
 DEGENERATE = DEGENERATE_NOTE
@@ -267,6 +284,10 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
     else:
         parts = [f"{head}" + (f" written for {prompts:,} prompt{'s' * (prompts != 1)}" if prompts else "")
                  + f" by {len(generated)} system{'s' * (len(generated) != 1)} ({_names(generated)}){reference}."]
+        if prompts > 1 and 1 < len(generated) < MIN_SYSTEMS:
+            parts.append(f"With fewer than {MIN_SYSTEMS} systems a prompt, the story level is one correlation over "
+                         "all stories, each beside its within-system correlation (confounds.csv), and each prompt's "
+                         "stories are compared in pairs (paired_accuracy.csv).")
     criteria = list(dict.fromkeys(human["criterion"])) if "criterion" in human else []
     if criteria:
         rated = human["story_id"].nunique()

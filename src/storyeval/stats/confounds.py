@@ -76,12 +76,18 @@ def confound_table(metrics: np.ndarray, human: np.ndarray, systems: Sequence, me
     return table
 
 
-def flagged(table: pd.DataFrame, confounds: pd.DataFrame, keys: dict[str, str]) -> pd.DataFrame:
-    """`table` with column `confound` from `confounds` (`confound_table`) on the columns `keys` maps
-    (confounds' name -> table's), "" where no row matches (another level, a judge)."""
-    words = confounds.rename(columns=keys)[[*keys.values(), "confound"]]
+def flagged(table: pd.DataFrame, confounds: pd.DataFrame, keys: dict[str, str], rows: pd.Series | None = None,
+            system: bool = True) -> pd.DataFrame:
+    """`table` with column `confound`: the words of the `confounds` row (`confound_table`) that matches on the
+    columns `keys` maps (confounds' name -> table's), on the `rows` mask only (default all); "" elsewhere. With
+    `system` False only the length flag counts: the table's correlations pool no systems (a prompt x system grid's
+    story level)."""
+    words = confounds.assign(confound=confounds["confound"] if system
+                             else np.where(confounds["length"], "length", ""))
+    words = words.rename(columns=keys)[[*keys.values(), "confound"]]
     merged = table.drop(columns="confound", errors="ignore").merge(words, on=list(keys.values()), how="left")
-    return merged.assign(confound=merged["confound"].fillna(""))
+    keep = np.ones(len(table), bool) if rows is None else np.asarray(rows, bool)
+    return merged.assign(confound=np.where(keep, merged["confound"].fillna(""), ""))
 
 
 def warnings_of(confounds: pd.DataFrame) -> list[str]:

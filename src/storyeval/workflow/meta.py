@@ -37,8 +37,9 @@ def inputs(config, dataset: str, scoreset: str) -> dict:
 def best_inputs(run, dataset: str, scoreset: str) -> dict:
     base = BASE.format(dataset=dataset, scoreset=scoreset)
     found = groupings(run, dataset, scoreset)
-    return {name: [f"{base}/{stem}_{grouping}.csv" for grouping in found]
-            for name, stem in (("intervals", "boot_both"), ("clusters", "clusters"))}
+    return {**{name: [f"{base}/{stem}_{grouping}.csv" for grouping in found]
+               for name, stem in (("intervals", "boot_both"), ("clusters", "clusters"))},
+            "confounds": f"results/{dataset}/{scoreset}/confounds.csv"}  # grouping none pools the systems' stories
 
 
 def consensus_inputs(config, dataset: str, scoreset: str) -> dict:

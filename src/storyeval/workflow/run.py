@@ -68,7 +68,8 @@ class Run:
         return {name for pair in columns for name in pair}
 
     def structure(self, dataset: str, scoreset: str) -> dict:
-        """What a score set's analysis can do: its levels, criteria, systems and raters, and which config lists
+        """What a score set's analysis can do: its levels, criteria, systems (a prompt x system grid of three or more),
+        paired (two systems a prompt: storyeval.stats.paired) and raters, and which config lists
         (representative subset, Fig. 8 metrics, the reanalyses' metrics) it holds enough metrics of."""
         if (dataset, scoreset) not in self._shapes:
             config = self.config
@@ -78,6 +79,7 @@ class Run:
             self._shapes[dataset, scoreset] = {
                 "levels": [level for level in config["analysis"]["levels"] if level in data.levels],
                 "systems": data.grouped,
+                "paired": data.paired,
                 "raters": data.raters,
                 "ratings": rated,
                 "criteria": list(data.criteria),

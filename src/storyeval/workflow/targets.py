@@ -24,7 +24,7 @@ def analysis_targets(run, dataset: str, scoreset: str) -> list[str]:
     """A rated score set's statistics, tables and figures."""
     shape = run.structure(dataset, scoreset)
     base = f"results/{dataset}/{scoreset}"
-    return ([f"{base}/{name}.csv" for name in plan.stats_tables(shape)]
+    return ([f"{base}/{name}.csv" for name in plan.stats_tables(shape)] + plan.paired_targets(base, shape)
             + plan.table_targets(run.config, base, shape) + plan.figure_targets(run.config, base, shape))
 
 

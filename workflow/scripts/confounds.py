@@ -1,0 +1,20 @@
+"""Each metric x criterion correlation over all stories beside its within-system one and the metric's correlation
+with Text length, flagged where they tell another story (storyeval.stats.confounds)."""
+
+from storyeval.data.load import load_cubes
+from storyeval.io import log_to, write_csv
+from storyeval.stats.confounds import confound_table, warnings_of
+
+log = log_to(snakemake.log[0])
+params = snakemake.params
+human, metrics = load_cubes(snakemake.input, params.reference_system, grid=True)
+stories = metrics.values.shape[0] * metrics.values.shape[1]
+systems = [system for _ in metrics.prompts for system in metrics.systems]  # the cube's [prompt, system] order
+table = confound_table(metrics.values.reshape(stories, -1), human.values.reshape(stories, -1), systems,
+                       metrics.names, human.names, params.coefficients, params.margin, params.length_limit)
+write_csv(table, snakemake.output[0])
+for line in warnings_of(table):
+    log.warning("%s", line)
+log.info("%d of %d metric x criterion correlations over %d stories flagged (system: pooled and within-system "
+         "differ by more than %g or in sign; length: |r| with Text length above %g)",
+         int((table["confound"] != "").sum()), len(table), stories, params.margin, params.length_limit)
