@@ -217,7 +217,9 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
     own = landing(tmp_path, {"mine, computed scores": {"About": ["about.html"], "Tables": ["meta_best.html"]}})
     assert ("mine, computed scores. 6 stories written for 2 prompts by 2 systems (A, B) and the human reference. "
             "4 of them are rated on 2 criteria (Flow, Wit) by 3 raters, 1-2 a story. "
-            "2 metric scores (2 string).") in own
+            "With fewer than 3 systems a prompt, the story level is one correlation over all stories, each beside its "
+            "within-system correlation (confounds.csv), and each prompt's stories are compared in pairs "
+            "(paired_accuracy.csv). 2 metric scores (2 string).") in own
     assert "which metric agrees best" in own and "LLM judge" not in own
     assert "1,056" not in own and "HANNA's authors released" not in own and "audit" not in own
     assert "†" not in own  # nothing here is marked

@@ -284,10 +284,6 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
     else:
         parts = [f"{head}" + (f" written for {prompts:,} prompt{'s' * (prompts != 1)}" if prompts else "")
                  + f" by {len(generated)} system{'s' * (len(generated) != 1)} ({_names(generated)}){reference}."]
-        if prompts > 1 and 1 < len(generated) < MIN_SYSTEMS:
-            parts.append(f"With fewer than {MIN_SYSTEMS} systems a prompt, the story level is one correlation over "
-                         "all stories, each beside its within-system correlation (confounds.csv), and each prompt's "
-                         "stories are compared in pairs (paired_accuracy.csv).")
     criteria = list(dict.fromkeys(human["criterion"])) if "criterion" in human else []
     if criteria:
         rated = human["story_id"].nunique()
@@ -300,6 +296,10 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
         parts.append(f"{rated:,} of them are rated on {named} {by}.")
     else:
         parts.append("No human ratings: the metrics are compared with each other, not with people.")
+    if criteria and prompts > 1 and 1 < len(generated) < MIN_SYSTEMS:
+        parts.append(f"With fewer than {MIN_SYSTEMS} systems a prompt, the story level is one correlation over all "
+                     "stories, each beside its within-system correlation (confounds.csv), and each prompt's stories "
+                     "are compared in pairs (paired_accuracy.csv).")
     families = registry["family"].value_counts(sort=False) if "family" in registry else pd.Series(dtype=int)
     kinds = ", ".join(f"{count} {family}" for family, count in families.items())
     parts.append(f"{len(registry)} metric score{'s' * (len(registry) != 1)}" + (f" ({kinds})" if kinds else "") + ".")
