@@ -9,7 +9,7 @@ import yaml
 from storyeval.datasets import describe
 from storyeval.errors import InputError
 from storyeval.examples import long_layout, per_rater_layout, rated_stories, write_examples
-from storyeval.text.fit import fit_to_data
+from storyeval.text.fit import fit_to_data, fitted_description
 
 from conftest import REPO
 
@@ -113,6 +113,13 @@ def test_degenerate_shapes_get_a_sentence_or_one_line(tmp_path):
     data, notes = fitted(rated_stories(prompts=2, systems=("a", "b", "c")))
     assert data.texts["system"].notna().all()
     assert notes[0].startswith("3 systems, fewer than the 4 Williams' test needs")
+    data, notes = fitted(rated_stories(prompts=5, systems=("a", "b")))  # two systems keep them: paired
+    assert data.texts["system"].notna().all() and notes == [
+        "5 prompts, 2 systems ('a', 'b'): fewer than the 3 a correlation needs within a prompt, so story-level "
+        "correlations pool all stories, each beside its within-system correlation, each prompt's stories are "
+        "compared in pairs (paired_accuracy), and no system level"]
+    paired = fitted_description(describe({"kind": "table", "columns": WIDE}, "mine"), data)
+    assert paired.paired and not paired.grouped and paired.levels == ["story"]
     data, notes = fitted(rated_stories(prompts=3, raters=1).assign(annotator="only"))
     assert data.ratings is None and notes == ["one rater, so no ICC (Tab. 3) or system means (Tab. 4)"]
     data, notes = fitted(rated_stories(prompts=1, systems=("a", "b", "c", "d")))
