@@ -106,3 +106,19 @@ def test_no_flag_where_pooled_and_within_agree():
     within, count = within_system(metric[:, None], rating[:, None], system, "spearman")
     pooled = np.corrcoef(metric, rating)[0, 1]
     assert count == 3 and not disagree(np.array([pooled]), within[:, 0], 0.2).any()
+
+
+def test_the_confound_keys_are_schema_checked():
+    import yaml
+    from snakemake.utils import validate
+
+    from conftest import REPO
+
+    schema = str(REPO / "workflow/schemas/config.schema.yaml")
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    del config["stats"]["confound_margin"], config["stats"]["length_confound"]
+    validate(config, schema)
+    assert (config["stats"]["confound_margin"], config["stats"]["length_confound"]) == (0.2, 0.8)
+    for key, value in (("confound_margin", -0.1), ("length_confound", 1.5)):
+        with pytest.raises(Exception, match="minimum|maximum"):
+            validate({**config, "stats": {**config["stats"], key: value}}, schema)
