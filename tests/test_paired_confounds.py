@@ -122,3 +122,8 @@ def test_the_confound_keys_are_schema_checked():
     for key, value in (("confound_margin", -0.1), ("length_confound", 1.5)):
         with pytest.raises(Exception, match="minimum|maximum"):
             validate({**config, "stats": {**config["stats"], key: value}}, schema)
+
+
+def test_a_sign_flip_counts_only_away_from_zero():
+    pooled, within = np.array([0.013, 0.15, 0.5, np.nan]), np.array([-0.003, -0.02, 0.25, 0.1])
+    assert disagree(pooled, within, 0.2).tolist() == [False, True, True, False]

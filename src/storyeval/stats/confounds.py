@@ -6,7 +6,8 @@ stories, a length count correlates with the ratings over the pool although it or
 (Simpson's paradox; for metrics, Mathur et al. 2020 on outlier systems). So beside each pooled correlation
 stands the within-system one: the same coefficient over each system's stories alone (systems with at least
 three stories), then the plain mean over systems, as the story level averages its per-prompt correlations. A
-pair is flagged where the two disagree in sign or differ by more than a margin.
+pair is flagged where the two differ by more than a margin, or in sign with one of them at least half the margin
+from 0.
 
 Length is the field's best-known confound (Text length correlates with many criteria): each metric's
 correlation with Text length at the story level is said beside it, and flagged above a limit.
@@ -41,10 +42,12 @@ def within_system(x: np.ndarray, y: np.ndarray, systems: Sequence, coefficient: 
 
 
 def disagree(pooled: np.ndarray, within: np.ndarray, margin: float) -> np.ndarray:
-    """Where a pooled and a within-system correlation differ in sign or by more than `margin` (False where
-    either is NaN)."""
+    """Where a pooled and a within-system correlation differ by more than `margin`, or in sign with one of them
+    at least margin / 2 from 0 (+0.01 against -0.003 is noise, not a reversal); False where either is NaN."""
     with np.errstate(invalid="ignore"):
-        return (np.sign(pooled) * np.sign(within) < 0) | (np.abs(pooled - within) > margin)
+        reversed_sign = (np.sign(pooled) * np.sign(within) < 0) & (np.maximum(np.abs(pooled), np.abs(within))
+                                                                   >= margin / 2)
+        return reversed_sign | (np.abs(pooled - within) > margin)
 
 
 def confound_table(metrics: np.ndarray, human: np.ndarray, systems: Sequence, metric_names: Sequence[str],
