@@ -7,7 +7,8 @@ story pairs of each prompt this is the pairwise accuracy with ties of Deutsch, F
 "Ties Matter", Eq. 5): a pair counts as correct when metric and humans order it the same way or both tie it.
 A metric difference |d| <= epsilon counts as a metric tie; `accuracy` uses epsilon 0, `calibrated` the epsilon
 that maximises the accuracy over all pairs (their tie calibration, as mt-metrics-eval's tau optimisation: the
-candidates are 0 and every |d|, the smallest best one wins). Human ties are exact (means of integer ratings).
+candidates are 0 and the |d| of the pairs humans tie, the smallest best one wins). Human ties are exact (means
+of integer ratings).
 
 The interval is a percentile bootstrap over prompts (pairs of one prompt share its prompt, so they are drawn
 together), one seeded draw for all metrics; the calibrated accuracy re-chooses its epsilon in every resample, as
@@ -26,6 +27,9 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.stats.resampling import prompt_resamples, resample_counts
 
+COLUMNS = ["metric", "criterion", "lower_is_better", "prompts", "pairs", "human_ties", "metric_ties", "accuracy",
+           "accuracy_low", "accuracy_high", "calibrated", "calibrated_low", "calibrated_high", "epsilon"]
+
 
 def story_pairs(values: np.ndarray) -> np.ndarray:
     """[P, S, K] -> [P, E, K]: the difference (first minus second) of each of the E = S(S-1)/2 story pairs of a
@@ -37,8 +41,9 @@ def story_pairs(values: np.ndarray) -> np.ndarray:
 def agreements(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(candidate epsilons [C], per-prompt agreements [C, P]) of one metric's pair differences `dx` [P, E]
     against the humans' `dy` [P, E]: at each candidate, how many pairs of each prompt agree (same sign, a
-    metric tie being |dx| <= epsilon)."""
-    candidates = np.unique(np.concatenate([[0.0], np.abs(dx).ravel()]))
+    metric tie being |dx| <= epsilon). The candidates are 0 and the |dx| of the human ties: only there can a
+    larger epsilon gain a pair (a pair the humans order is at best kept), so the best epsilon is among them."""
+    candidates = np.unique(np.concatenate([[0.0], np.abs(dx[dy == 0])]))
     metric_sign = np.where(np.abs(dx)[None] <= candidates[:, None, None], 0.0, np.sign(dx)[None])
     return candidates, (metric_sign == np.sign(dy)[None]).sum(axis=-1)
 
@@ -83,4 +88,4 @@ def paired_accuracy(metrics: np.ndarray, human: np.ndarray, metric_names: Sequen
             rows.append(row | {"accuracy": whole[0], "accuracy_low": plain_low, "accuracy_high": plain_high,
                                "calibrated": whole[best], "calibrated_low": low, "calibrated_high": high,
                                "epsilon": candidates[best]})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=COLUMNS)
