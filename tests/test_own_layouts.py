@@ -135,3 +135,11 @@ def test_a_constant_metric_is_named():
     values = np.random.default_rng(0).normal(size=(3, 4, 3))
     values[..., 1] = 0.5
     assert constant_columns(Cube(values, [0, 1, 2], list("abcd"), ["x", "flat", "z"])) == ["flat"]
+
+
+def test_two_systems_without_prompts_are_one_group(tmp_path):
+    frame = rated_stories(prompts=4, systems=("a", "b"))
+    columns = {key: value for key, value in WIDE.items() if key != "prompt"}
+    data, notes = fit_to_data(load(frame, tmp_path, columns=columns))
+    assert data.texts["system"].isna().all() and notes[0].startswith("2 systems ('a', 'b'), fewer than the 3")
+    assert not fitted_description(describe({"kind": "table", "columns": columns}, "mine"), data).paired

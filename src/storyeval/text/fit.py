@@ -1,8 +1,8 @@
 """What a dataset's data allow: degenerate shapes get a sentence, not a traceback.
 
 Correlations need three values and Williams' test four (n - 3 degrees of freedom): fewer than four stories
-stops the run; one prompt, or one system, make one group (story level over all stories, no system level); two
-systems on several prompts keep their systems: their story level pools all stories (a correlation within a
+stops the run; one prompt, one system, or two without prompts make one group (story level over all stories, no
+system level); two systems on several prompts keep their systems: their story level pools all stories (a correlation within a
 prompt would have two points), with the within-system correlations beside it, and each prompt's two stories are
 compared (storyeval.stats.paired); with three systems Williams' test has no system level;
 a criterion with one value on every story has no correlation and is left out, and a dataset where no
@@ -38,11 +38,12 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
     if len(systems) and texts["prompt_id"].nunique() == 1:
         one_group = ("one prompt, so one group: story-level correlations over its stories and no system level "
                      "(each system has one story)")
-    elif len(systems) == 1:
-        one_group = (f"1 system ({systems[0]!r}), fewer than the {MIN_VALUES} a correlation needs within a prompt "
-                     "or between system means, so story-level correlations over all stories and no system level")
-    elif len(systems) < MIN_VALUES:
+    elif len(systems) == 2 and texts["prompt_id"].notna().all():
         notes.append(paired_note(texts["prompt_id"].nunique(), systems))
+    elif 0 < len(systems) < MIN_VALUES:
+        one_group = (f"{len(systems)} system{'s' * (len(systems) > 1)} ({', '.join(map(repr, systems))}), fewer "
+                     f"than the {MIN_VALUES} a correlation needs within a prompt or between system means, so "
+                     "story-level correlations over all stories and no system level")
     if one_group:
         texts = texts.assign(system=pd.Series(np.nan, index=texts.index, dtype="str"))
         notes.append(one_group)
@@ -88,7 +89,8 @@ def load_fitted(entry: Mapping, name: str, path: str | Path) -> tuple[TextDatase
 def fitted_description(dataset: Dataset, data: TextDataset) -> Dataset:
     """`dataset`'s declaration reduced to what `data` (fit_to_data's) holds: systems, raters, criteria."""
     kept = set() if data.human_scores is None else set(data.human_scores["criterion"])
-    systems = data.texts["system"].dropna().nunique()
-    return dataclasses.replace(dataset, systems=dataset.systems and systems > 0, paired=1 < systems < MIN_VALUES,
+    systems = data.texts["system"].dropna().nunique()  # fit_to_data keeps two systems only on several prompts
+    return dataclasses.replace(dataset, systems=dataset.systems and systems > 0,
+                               paired=dataset.prompts and 1 < systems < MIN_VALUES,
                                raters=dataset.raters and data.ratings is not None,
                                criteria=tuple(name for name in dataset.criteria if name in kept))
