@@ -2,9 +2,9 @@
 
 Correlations need three values and Williams' test four (n - 3 degrees of freedom): fewer than four stories
 stops the run; one prompt, one system, or two without prompts make one group (story level over all stories, no
-system level); two systems on several prompts keep their systems: their story level pools all stories (a correlation within a
-prompt would have two points), with the within-system correlations beside it, and each prompt's two stories are
-compared (storyeval.stats.paired); with three systems Williams' test has no system level;
+system level); two systems on several prompts keep their systems: their story level pools all stories (a
+correlation within a prompt would have two points), with the within-system correlations beside it, and each
+prompt's two stories are compared (storyeval.stats.paired); with three systems Williams' test has no system level;
 a criterion with one value on every story has no correlation and is left out, and a dataset where no
 criterion varies stops. The same function shapes the data (rule normalise_texts) and
 plans the targets at start-up, so the two agree.
