@@ -1,6 +1,7 @@
 """The layouts, scales and degenerate shapes of a user's rated stories, read without the workflow."""
 
 import hashlib
+import re
 
 import pandas as pd
 import pytest
@@ -59,19 +60,45 @@ def test_a_rating_off_the_scale_or_not_whole_stops_with_file_row_and_fix(tmp_pat
         load(frame, tmp_path, scale=[1, 5], integer=True)
 
 
-def test_a_rater_rating_a_story_twice_stops(tmp_path):
+def test_a_rater_rating_a_story_twice_is_a_duplicate(tmp_path):
     frame = rated_stories(prompts=2)
     twice = pd.concat([frame, frame.iloc[[4]]], ignore_index=True)
-    with pytest.raises(InputError, match=r"mine.csv: data rows 5 and 31 repeat story and rater \(id 'p00-beta', "
-                                         r"annotator 'rater1'\); fix: keep one row per story and rater"):
+    with pytest.raises(InputError, match=r"mine.csv: data rows 5 and 31 are duplicates: both rate story 'p00-beta' by "
+                                         r"rater 'rater1' on 'Fluency' \(ratings \d and \d\); fix: keep one row per "
+                                         r"story, rater and criterion$"):
         load(twice, tmp_path)
     other = twice.copy()
     other.loc[30, "fluency"] = 1 if other.loc[4, "fluency"] != 1 else 2
-    with pytest.raises(InputError, match=r"data rows 5 and 31 disagree on story and rater"):
+    with pytest.raises(InputError, match=r"data rows 5 and 31 are duplicates: both rate story"):
         load(other, tmp_path)
     long = long_layout(frame)
-    with pytest.raises(InputError, match=r"repeat story, rater and criterion"):
+    with pytest.raises(InputError, match=r"data rows 1 and 91 are duplicates: both rate story 'p00-alpha' by rater "
+                                         r"'rater0' on 'Fluency'"):
         load(pd.concat([long, long.iloc[[0]]]), tmp_path, layout="long", columns=LONG)
+
+
+def test_a_message_quotes_a_story_in_at_most_80_characters(tmp_path):
+    frame = rated_stories(prompts=2).assign(text=lambda f: f["text"] + " and on" * 80)
+    frame.loc[1, "text"] = "Another story " * 40
+    with pytest.raises(InputError) as error:
+        load(frame, tmp_path)
+    said = str(error.value)
+    assert said.count("\n") == 0 and "story 'p00-alpha' has two different story values, " in said
+    assert "mine.csv data row 1 and " in said and "mine.csv data row 2; fix: one story per story id" in said
+    quotes = re.findall(r"'[^']*'", said)
+    assert max(map(len, quotes)) == 80 and said.count("...'") == 2
+
+
+def test_names_over_200_characters_are_refused(tmp_path):
+    """docs/bad-input.md: a story id, a system or a rater of one's own table is a name, at most 200 characters."""
+    for column in ("id", "model", "annotator"):
+        frame = rated_stories(prompts=2)
+        frame.loc[3, column] = "x" * 201
+        with pytest.raises(InputError, match=rf"mine.csv: 201 characters in column '{column}', data row 4, over the "
+                                             r"limit of 200 for a name; fix: repair or re-export the file"):
+            load(frame, tmp_path)
+    frame = rated_stories(prompts=2).assign(text=lambda f: f["text"] + "y" * 300)
+    assert len(load(frame, tmp_path, columns={**WIDE, "story_id": "text"}).texts) == 10  # a text is no name
 
 
 def test_long_layout_errors_name_the_column_and_the_values(tmp_path):
@@ -79,11 +106,48 @@ def test_long_layout_errors_name_the_column_and_the_values(tmp_path):
     with pytest.raises(InputError, match=r"no row has 'Surprise' in column 'criterion'; fix: list only criteria it "
                                          r"holds under columns.criteria: delight, fluency, plot_score"):
         load(long, tmp_path, layout="long", columns={**LONG, "criteria": ["Surprise"]})
-    with pytest.raises(InputError, match=r"story 'p00-alpha' has no 'fluency' row for rater"):
-        load(long.drop(index=long.index[long["criterion"] == "fluency"][0]), tmp_path, layout="long",
-             columns={**LONG, "criteria": ["fluency", "delight"]})
     with pytest.raises(InputError, match=r"datasets.mine.columns: layout long needs criterion and score"):
         describe({"kind": "table", "layout": "long", "columns": WIDE}, "mine")
+
+
+def test_long_layout_keeps_every_criterion_and_takes_the_story_as_its_id(tmp_path):
+    """No columns.criteria: every value of the criterion column; story_id and story on one column: the stories
+    are numbered in order of first appearance."""
+    long = long_layout(rated_stories(prompts=2))
+    columns = {**{key: value for key, value in LONG.items() if key != "criteria"}, "story_id": "text"}
+    data = load(long, tmp_path, layout="long", columns=columns)
+    assert sorted(data.human_scores["criterion"].unique()) == ["delight", "fluency", "plot_score"]
+    assert list(data.texts["story_id"][:3]) == ["story-01", "story-02", "story-03"] and len(data.texts) == 10
+    listed = load(long, tmp_path, layout="long", columns=LONG)
+    scores = listed.human_scores.assign(criterion=lambda f: f["criterion"].str.lower().replace({"plot": "plot_score"}))
+    merged = scores.merge(listed.texts[["story_id", "story"]]).merge(
+        data.human_scores.merge(data.texts[["story_id", "story"]]), on=["story", "criterion"])
+    assert len(merged) == 30 and (merged["score_x"] == merged["score_y"]).all()
+
+
+def test_gaps_in_the_rater_grid_are_ratings_nobody_gave(tmp_path):
+    """Raters differ by criterion and story: an empty cell is no rating; a story's score is the mean of those it
+    has; a story with none on a criterion is refused in one line."""
+    frame = rated_stories(prompts=2)
+    gapped = frame.astype({"fluency": object})
+    gapped.loc[[0, 5], "fluency"] = ""
+    data = load(gapped, tmp_path)
+    first = data.ratings.query("story_id == 'p00-alpha' and criterion == 'Fluency'")
+    assert len(first) == 2 and len(data.ratings) == len(frame) * 3 - 2
+    assert data.human_scores.set_index(["story_id", "criterion"]).loc[("p00-alpha", "Fluency"), "score"] == (
+        first["rating"].mean())
+    long = long_layout(frame)
+    dropped = long.drop(index=long.index[long["criterion"] == "fluency"][:2])
+    assert len(load(dropped, tmp_path, layout="long", columns=LONG).ratings) == len(long) - 2
+    unrated = gapped.copy()
+    unrated.loc[frame["id"] == "p00-alpha", "fluency"] = ""
+    with pytest.raises(InputError, match=r"mine.csv: story 'p00-alpha' has no rating on 'Fluency' \(1 such story and "
+                                         r"criterion pairs\); fix: add its ratings"):
+        load(unrated, tmp_path)
+    with pytest.raises(InputError, match=r"'n/a' in column 'fluency', data row 1, is not a number \(1 such cells\); "
+                                         r"fix: correct it, or leave the cell empty where no rating was given"):
+        load(gapped.assign(fluency=gapped["fluency"].replace({"": "n/a"}).where(gapped.index == 0, gapped["fluency"])),
+             tmp_path)
 
 
 def test_per_rater_lists_must_align(tmp_path):
