@@ -9,7 +9,16 @@ import yaml
 
 from storyeval.datasets import describe
 from storyeval.errors import InputError
-from storyeval.examples import long_layout, per_rater_layout, rated_stories, write_examples
+from storyeval.examples import (
+    CROWD_TASKS,
+    SHARED_WORKER,
+    crowd_tasks,
+    long_layout,
+    per_rater_layout,
+    rated_stories,
+    write_crowd,
+    write_examples,
+)
 from storyeval.text.fit import fit_to_data
 
 from conftest import REPO
@@ -28,9 +37,92 @@ def load(frame, tmp_path, name="mine.csv", **entry):
 def test_the_shipped_examples_are_what_the_generator_writes(tmp_path):
     for name, path in write_examples(tmp_path).items():
         assert path.read_bytes() == (EXAMPLES / name).read_bytes(), name
+    for name, path in write_crowd(tmp_path / "crowd").items():
+        assert path.read_bytes() == (EXAMPLES / "crowd" / name).read_bytes(), name
     for layout in ("wide", "long", "per_rater"):
         entry = yaml.safe_load((EXAMPLES / f"{layout}.yaml").read_text())["datasets"]["example"]
         assert hashlib.sha256((REPO / entry["path"]).read_bytes()).hexdigest() == entry["sha256"], layout
+    for part in yaml.safe_load((EXAMPLES / "crowd.yaml").read_text())["datasets"]["crowd"]["files"]:
+        assert hashlib.sha256((REPO / part["path"]).read_bytes()).hexdigest() == part["sha256"], part["path"]
+
+
+def crowd_entry():
+    return yaml.safe_load((EXAMPLES / "crowd.yaml").read_text())["datasets"]["crowd"]
+
+
+def test_a_crowd_export_of_one_file_per_criterion_is_one_dataset():
+    """Three task files, each with its own workers (one in all three) and its own rating column: one table of
+    100 stories on 50 prompts x 2 systems, 3 ratings per story and criterion, every worker kept by id."""
+    entry = crowd_entry()
+    dataset = describe(entry, "crowd")
+    assert dataset.criteria == ("Coherence", "Fluency", "Interestingness") and dataset.raters
+    data = dataset.load([REPO / part["path"] for part in entry["files"]], "crowd")
+    tasks = crowd_tasks()
+    assert len(data.texts) == 100 and data.texts["prompt_id"].nunique() == 50
+    assert list(data.texts["system"].unique()) == ["longform", "brief"] and data.texts["prompt"].isna().all()
+    assert set(data.ratings.groupby(["story_id", "criterion"]).size()) == {3}
+    workers = data.ratings.groupby("criterion")["worker"].unique()
+    assert all(9 <= len(workers[name]) <= 11 for name in tasks)
+    assert set.intersection(*(set(workers[name]) for name in tasks)) == {SHARED_WORKER}
+    for criterion, task in tasks.items():  # each story's score: the mean of its task's three ratings
+        score = task.groupby("Input.story_id")[task.columns[-1]].mean()
+        mine = data.human_scores.query("criterion == @criterion").set_index("story_id")["score"]
+        assert (mine.sort_index() == score.sort_index()).all(), criterion
+    fitted, notes = fit_to_data(data)
+    assert fitted.ratings is not None and notes[0].startswith("2 systems ('longform', 'brief')")
+
+
+def test_the_crowd_example_plants_a_system_confound():
+    """Pooled over both systems, text length tracks every criterion; within each system it does not."""
+    tasks = crowd_tasks()
+    for criterion, task in tasks.items():
+        scores = task.groupby(["Input.story_id", "Input.model", "Input.story"])[task.columns[-1]].mean().reset_index()
+        length = scores["Input.story"].str.split().str.len()
+        rating = scores[task.columns[-1]]
+        assert length.corr(rating) > 0.4, criterion
+        for _, rows in scores.groupby("Input.model"):
+            assert abs(length[rows.index].corr(rating[rows.index])) < 0.3, criterion
+
+
+def test_files_must_agree_on_their_stories(tmp_path):
+    """A story's text, system or prompt differing between two files, or one rating given in two files: one line
+    naming the story and both files."""
+    entry = crowd_entry()
+    tasks = crowd_tasks(prompts=4)
+    for criterion, task in tasks.items():
+        task.to_csv(tmp_path / CROWD_TASKS[criterion], index=False)
+    paths = [tmp_path / CROWD_TASKS[criterion] for criterion in tasks]
+    dataset = describe(entry, "crowd")
+    assert len(dataset.load(paths, "crowd").texts) == 8
+    edited = tasks["Fluency"].copy()
+    edited.loc[edited["Input.story_id"] == "q01-brief", "Input.story"] = "Another text."
+    edited.to_csv(paths[1], index=False)
+    with pytest.raises(InputError, match=rf"dataset crowd: story 'q01-brief' has two different story values, '.*' in "
+                                         rf"{paths[0]} data row \d+ and 'Another text.' in {paths[1]} data row \d+; "
+                                         r"fix: one story per story id$"):
+        dataset.load(paths, "crowd")
+    tasks["Coherence"].to_csv(paths[1], index=False)  # the coherence task exported twice
+    twice = describe({**entry, "files": [entry["files"][0], {**entry["files"][1], "criterion": "Coherence"},
+                                         entry["files"][2]]}, "crowd")
+    with pytest.raises(InputError, match=rf"dataset crowd: {paths[0]} data row 1 and {paths[1]} data row 1 are "
+                                         r"duplicates: both rate story 'q00-longform' by rater '\S+' on 'Coherence'"):
+        twice.load(paths, "crowd")
+    with pytest.raises(InputError, match=r"dataset crowd: 2 files for the 3 parts of datasets.crowd.files"):
+        dataset.load(paths[:2], "crowd")
+    with pytest.raises(InputError, match=r"datasets.crowd.columns: files\[0\] rates one criterion, so it needs "
+                                         r"score; fix"):
+        describe({**entry, "columns": {**entry["columns"], "score": None}}, "crowd")
+
+
+def test_a_story_missing_from_one_task_file_is_refused(tmp_path):
+    entry = crowd_entry()
+    tasks = crowd_tasks(prompts=4)
+    tasks["Fluency"] = tasks["Fluency"][tasks["Fluency"]["Input.story_id"] != "q02-brief"]
+    for criterion, task in tasks.items():
+        task.to_csv(tmp_path / CROWD_TASKS[criterion], index=False)
+    with pytest.raises(InputError, match=r"story 'q02-brief' has no rating on 'Fluency' \(1 such story and "
+                                         r"criterion pairs\); fix"):
+        describe(entry, "crowd").load([tmp_path / CROWD_TASKS[criterion] for criterion in tasks], "crowd")
 
 
 def test_three_layouts_give_one_dataset():
