@@ -21,7 +21,7 @@ from storyeval.examples import (
 )
 from storyeval.text.fit import fit_to_data
 
-from conftest import REPO
+from conftest import REPO, SHARED
 
 EXAMPLES = REPO / "config/examples"
 WIDE = {"story_id": "id", "prompt": "prompt", "system": "model", "story": "text", "reference": "human_story",
@@ -98,8 +98,8 @@ def test_files_must_agree_on_their_stories(tmp_path):
     edited.loc[edited["Input.story_id"] == "q01-brief", "Input.story"] = "Another text."
     edited.to_csv(paths[1], index=False)
     with pytest.raises(InputError, match=rf"dataset crowd: story 'q01-brief' has two different story values, '.*' in "
-                                         rf"{paths[0]} data row \d+ and 'Another text.' in {paths[1]} data row \d+; "
-                                         r"fix: one story per story id$"):
+                                         rf"{paths[0]} data row \d+ and 'Another text.' in {paths[1]} data row \d+ "
+                                         r"\(they differ from character 1\); fix: one story per story id$"):
         dataset.load(paths, "crowd")
     tasks["Coherence"].to_csv(paths[1], index=False)  # the coherence task exported twice
     twice = describe({**entry, "files": [entry["files"][0], {**entry["files"][1], "criterion": "Coherence"},
@@ -176,7 +176,8 @@ def test_a_message_quotes_a_story_in_at_most_80_characters(tmp_path):
         load(frame, tmp_path)
     said = str(error.value)
     assert said.count("\n") == 0 and "story 'p00-alpha' has two different story values, " in said
-    assert "mine.csv data row 1 and " in said and "mine.csv data row 2; fix: one story per story id" in said
+    assert "mine.csv data row 1 and " in said
+    assert "mine.csv data row 2 (they differ from character 1); fix: one story per story id" in said
     quotes = re.findall(r"'[^']*'", said)
     assert max(map(len, quotes)) == 80 and said.count("...'") == 2
 
@@ -284,3 +285,48 @@ def test_a_constant_metric_is_named():
     values = np.random.default_rng(0).normal(size=(3, 4, 3))
     values[..., 1] = 0.5
     assert constant_columns(Cube(values, [0, 1, 2], list("abcd"), ["x", "flat", "z"])) == ["flat"]
+
+
+def test_a_windows_1252_file_is_read_with_its_declared_encoding(tmp_path):
+    """Excel writes CSV in Windows-1252: without encoding: one line naming the byte and the fix; with it, read."""
+    said = " \u201cDon\u2019t,\u201d she said \u2013 caf\u00e9."
+    frame = rated_stories(prompts=2).assign(text=lambda f: f["text"] + said)
+    path = tmp_path / "excel.csv"
+    path.write_bytes(frame.to_csv(index=False).encode("cp1252"))
+    entry = {"kind": "table", "columns": WIDE}
+    offset = path.read_bytes().index(b"\x93")
+    with pytest.raises(InputError, match=rf"dataset mine: {path}: line 2 \(byte {offset}\) is not UTF-8 \(invalid "
+                                         r"start byte\): 0x93; fix: declare the file's encoding in its dataset entry, "
+                                         r"e.g. encoding: cp1252 \(Windows-1252, as Excel writes CSV\), or re-save"):
+        describe(entry, "mine").load(path, "mine")
+    data = describe({**entry, "encoding": "cp1252"}, "mine").load(path, "mine")
+    assert data.texts["story"].str.endswith(said).all()
+    frame.to_csv(tmp_path / "utf8.csv", index=False)
+    pd.testing.assert_frame_equal(data.texts, describe(entry, "mine").load(tmp_path / "utf8.csv", "mine").texts)
+    cp1252 = path.read_bytes()
+    path.write_bytes(cp1252.replace(b"\x93", b"\x81", 1))  # a byte Windows-1252 leaves undefined
+    with pytest.raises(InputError, match=r"line 2 \(byte \d+\) is not cp1252 \(character maps to <undefined>\): "
+                                         r"0x81; fix: declare the file's own encoding"):
+        describe({**entry, "encoding": "cp1252"}, "mine").load(path, "mine")
+    with pytest.raises(InputError, match=r"encoding 'windows-9999' is not a codec Python knows; fix: name one"):
+        describe({**entry, "encoding": "windows-9999"}, "mine").load(path, "mine")
+    path.write_bytes(cp1252)
+    part = {"path": str(path), "sha256": "0" * 64, "encoding": "latin-1"}  # a part's own encoding wins
+    latin = describe({**entry, "encoding": "cp1252", "files": [part]}, "mine").load([path], "mine")
+    assert latin.texts["story"].str.endswith(said.encode("cp1252").decode("latin-1")).all()
+
+
+def test_the_psychological_depth_study_stories_are_read_as_windows_1252():
+    """study_stories.csv of Harel-Canada et al. (2024) is Windows-1252 (SOURCE.md): refused as UTF-8 at its first
+    curly apostrophe, read with encoding: cp1252."""
+    path = SHARED / "data/pds/study_stories.csv"
+    if not path.is_file():
+        pytest.skip("no mirror of the Psychological Depth Scale data")
+    entry = {"kind": "table", "columns": {"story_id": "story_id", "prompt_id": "premise_id", "prompt": "premise",
+                                          "story": "text"}}
+    with pytest.raises(InputError, match=r"study_stories.csv: line \d+ \(byte 11168\) is not UTF-8 \(invalid start "
+                                         r"byte\): 0x92; fix: declare the file's encoding"):
+        describe(entry, "pds").load(path, "pds")
+    data = describe({**entry, "encoding": "cp1252"}, "pds").load(path, "pds")
+    assert len(data.texts) == 97 and data.texts["prompt_id"].nunique() == 15
+    assert data.texts["story"].str.contains("\u2019").any() and data.human_scores is None

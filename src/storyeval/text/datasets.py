@@ -406,10 +406,13 @@ def refuse_disagreeing_texts(text: pd.DataFrame, files: list[str], name: str) ->
             rows = text[text["story_id"] == counts.index[counts > 1][0]]
             first = rows.iloc[0]
             other = rows[rows[key] != first[key]].iloc[0]
+            differ = next((index for index, (a, b) in enumerate(zip(first[key], other[key])) if a != b),
+                          min(len(first[key]), len(other[key])))
             raise InputError(
                 f"dataset {name}: story {quoted(first['story_id'])} has two different {key} values, "
                 f"{quoted(first[key])} in {files[first['_file']]} data row {first['_row']} and {quoted(other[key])} "
-                f"in {files[other['_file']]} data row {other['_row']}; fix: one {key} per story id"
+                f"in {files[other['_file']]} data row {other['_row']} (they differ from character {differ + 1}); "
+                f"fix: one {key} per story id"
             )
 
 
