@@ -158,7 +158,9 @@ def test_rater_judges_per_criterion_with_other_raters_and_gaps():
     plot = long_form(SHROUT_FLEISS).assign(criterion="Plot", rater=lambda f: "w" + f["rater"].astype(str))
     flow = long_form(SHROUT_FLEISS[:, :3][::-1]).assign(criterion="Flow", rater=lambda f: "v" + f["rater"].astype(str))
     judged, notes = rater_judges(pd.concat([plot, flow], ignore_index=True))
-    assert notes == [] and set(judged.groupby("criterion")["rater"].nunique()) == {3, 4}
+    assert notes == ["criterion 'Flow': 3 ratings a story by 3 raters, as judge slots J1-J3",
+                     "criterion 'Plot': 4 ratings a story by 4 raters, as judge slots J1-J4"]
+    assert set(judged.groupby("criterion")["rater"].nunique()) == {3, 4}
     table = icc_table(judged, "rater", forms=("ICC1k",)).set_index("criterion")["icc"]
     assert table["Plot"] == pytest.approx(PUBLISHED["ICC1k"][0], abs=0.005)
     expected = intraclass_correlations(SHROUT_FLEISS[:, :3]).set_index("form").loc["ICC1k", "icc"]

@@ -148,8 +148,8 @@ def rater_judges(ratings: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     raters who each rate some of the stories become the k judges of a one-way design (Shrout & Fleiss 1979,
     case 1), and a criterion's raters need not be another's. The ANOVA needs every story rated k times: where
     stories have different numbers of ratings on a criterion, each keeps its first k by slot (k = the fewest any
-    story has, stories with one rating left out). Returns the judged ratings and one line per criterion that
-    needed this, or that has no ICC (fewer than 2 stories with 2 ratings), saying what was done."""
+    story has, stories with one rating left out). Returns the judged ratings and one line per criterion saying
+    what was done, or why it has no ICC (fewer than 2 stories with 2 ratings)."""
     judged, notes = [], []
     for criterion in ordered_criteria(ratings["criterion"]):
         subset = ratings[ratings["criterion"] == criterion]
@@ -163,7 +163,10 @@ def rater_judges(ratings: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         slots = [f"J{index + 1}" for index in range(int(kept.max()))]
         pairs = positional_judges(subset[["story_id", "rater"]].drop_duplicates(), "story_id", "rater", slots)
         subset = subset.merge(pairs, on=["story_id", "rater"])
-        if kept.min() != kept.max() or len(kept) < len(counts):
+        if kept.min() == kept.max() and len(kept) == len(counts):
+            notes.append(f"criterion {criterion!r}: {k} ratings a story by {subset['rater'].nunique()} raters, as "
+                         f"judge slots J1-J{k}")
+        else:
             order = subset["judge"].map({slot: index for index, slot in enumerate(slots)})
             rank = order.groupby(subset["story_id"]).rank(method="first").astype(int)
             subset = subset[rank <= k]
