@@ -148,7 +148,7 @@ def test_non_utf8_released_file(mirror):
     path.write_bytes(raw[:second_line] + b"\xff" + raw[second_line:])
     with pytest.raises(InputError) as error:
         read_released_scores(path)
-    one_line(error, f"{path}: line 2 (byte {second_line}) is not UTF-8 (invalid start byte)", "fix:")
+    one_line(error, f"{path}: line 2 (byte {second_line}) is not UTF-8 (invalid start byte): 0xff; fix:")
 
 
 def test_header_only_stories_file(tmp_path):
