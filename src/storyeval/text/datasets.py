@@ -67,12 +67,13 @@ def finish(name: str, texts: pd.DataFrame) -> pd.DataFrame:
         if empty.any():
             first = texts.loc[empty, "story_id"].iloc[0]
             raise InputError(
-                f"dataset {name}: story {first} has an empty {column} after cleaning ({int(empty.sum())} such rows); "
-                "fix: remove the story or restore its text"
+                f"dataset {name}: story {quoted(first)} has an empty {column} after cleaning ({int(empty.sum())} such "
+                "rows); fix: remove the story or restore its text"
             )
     if texts["story_id"].duplicated().any():
         raise InputError(
-            f"dataset {name}: story id {texts['story_id'][texts['story_id'].duplicated()].iloc[0]} repeats"
+            f"dataset {name}: story id {quoted(texts['story_id'][texts['story_id'].duplicated()].iloc[0])} repeats; "
+            "fix: one id per story"
         )
     texts = texts[TEXT_COLUMNS].reset_index(drop=True)
     texts.attrs["dataset"] = name
