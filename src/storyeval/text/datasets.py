@@ -299,7 +299,8 @@ def load_table(
     `scale` [min, max] and `integer`. Prompt ids are numbered by first appearance. Where stories have both
     prompts and systems, each prompt must have one story of each system (the story level correlates across
     systems within a prompt, Chhun et al. 2022). Where story_id and story name one column, the stories are
-    numbered story-1, story-2... in order of first appearance (a text is no name: outputs repeat ids).
+    numbered story-1, story-2... (zero-padded to one width) in order of first appearance (a text is no name:
+    outputs repeat ids).
     """
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     parts = list(parts or [{}])
@@ -310,14 +311,14 @@ def load_table(
                       layout, part.get("criterion"), part.get("format", file_format), part.get("encoding", encoding),
                       scale, integer) for index, (file, part) in enumerate(zip(paths, parts))]
     files = [str(file) for file in paths]
-    keys = [sorted(set(mapped) & {*TABLE_TEXT_KEYS, "rater"}) for _, _, mapped in read]
+    keys = [sorted(set(mapped) & {*TABLE_TEXT_KEYS, "rater"}) for _, _, mapped, _ in read]
     if any(other != keys[0] for other in keys):
         index = next(index for index, other in enumerate(keys) if other != keys[0])
         raise InputError(f"dataset {name}: {files[0]} maps {', '.join(keys[0])} and {files[index]} maps "
                          f"{', '.join(keys[index])} (datasets.{name}.files); fix: map the same columns in every file")
-    text = pd.concat([part.assign(_file=index) for index, (part, _, _) in enumerate(read)], ignore_index=True)
-    rated = pd.concat([part.assign(_file=index) for index, (_, part, _) in enumerate(read)], ignore_index=True)
-    shared = [index for index, (_, _, mapped) in enumerate(read) if mapped["story_id"] == mapped["story"]]
+    text = pd.concat([part.assign(_file=index) for index, (part, _, _, _) in enumerate(read)], ignore_index=True)
+    rated = pd.concat([part.assign(_file=index) for index, (_, part, _, _) in enumerate(read)], ignore_index=True)
+    shared = [index for index, (_, _, mapped, _) in enumerate(read) if mapped["story_id"] == mapped["story"]]
     if shared:  # the story is its own id: number the stories instead
         rows = text["_file"].isin(shared)
         stories = pd.unique(text.loc[rows, "story"])
@@ -341,8 +342,8 @@ def load_table(
     )
     label = f"dataset {name}: {files[0] if len(files) == 1 else ', '.join(files)}"
     if grouping is not None and "system" in mapped:
-        check_grid(texts, label, {key: column for key, column in mapped.items()})
-    criteria = list(dict.fromkeys([criterion for _, _, part in read for criterion in part.get("_criteria", [])]
+        check_grid(texts, label, mapped)
+    criteria = list(dict.fromkeys([name for *_, declared in read for name in declared]
                                   + list(pd.unique(rated["criterion"]))))
     if not criteria:
         return TextDataset(name, finish(name, texts))
@@ -358,8 +359,8 @@ def load_table(
 
 def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, layout: str, constant: str | None,
               file_format: str | None, encoding: str | None, scale, integer: bool):
-    """One file of a table dataset: (its text columns by key with each data row's number `_row`, its ratings
-    (`layouts.part_ratings`), its columns map by key with `_criteria`, the criteria it rates)."""
+    """One file of a table dataset: its text columns by key with each data row's number `_row`, its ratings
+    (`layouts.part_ratings`), its columns map by key, and the criteria its entry names."""
     label = f"dataset {name}: {path}"
     rating_keys = ("score",) if constant else ("criterion", "score") if layout == "long" else ()
     keys = (*TABLE_TEXT_KEYS, "rater", *rating_keys)
@@ -394,7 +395,7 @@ def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, 
             raise InputError(f"{label}: story id {quoted(story)} is on data rows {first} and {repeated[0] + 1}; fix: "
                              f"one row per story, or name the rater column under {where}.columns.rater")
     declared = [constant] if constant else [] if layout == "long" else list(criteria)
-    return text, ratings, {**mapped, "_criteria": declared}
+    return text, ratings, mapped, declared
 
 
 def refuse_disagreeing_texts(text: pd.DataFrame, files: list[str], name: str) -> None:
