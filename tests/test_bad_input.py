@@ -148,7 +148,7 @@ def test_non_utf8_released_file(mirror):
     path.write_bytes(raw[:second_line] + b"\xff" + raw[second_line:])
     with pytest.raises(InputError) as error:
         read_released_scores(path)
-    one_line(error, f"{path}: line 2 (byte {second_line}) is not UTF-8 (invalid start byte)", "fix:")
+    one_line(error, f"{path}: line 2 (byte {second_line}) is not UTF-8 (invalid start byte): 0xff; fix:")
 
 
 def test_header_only_stories_file(tmp_path):
@@ -168,6 +168,10 @@ def test_annotation_ratings_must_be_finite_numbers(tmp_path):
 
 
 # 4. Constraints between config keys, named with the file the key came from.
+
+CROWD = {"kind": "table", "layout": "long", "columns": {"story_id": "id", "story": "text", "score": "rating"},
+         "files": [{"path": "a.csv", "sha256": "0" * 64, "criterion": "Coherence"}]}
+
 
 def default_config(overrides: dict | None = None, **changes) -> dict:
     """config.yaml, `overrides` merged as a config file would be, the schema's defaults filled, then `changes`
@@ -204,6 +208,13 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
     ({"datasets.hanna-llm.metrics": ["datastats", "textstats"]}, "datasets.hanna-llm.metrics: datastats and "
      "textstats both write column 'text-length'; fix: list one of them (datastats computes textstats's columns"),
     ({"metric_params.chrf": {"order": 6}}, "metric_params.chrf: unknown parameter(s) ['order']; fix: use"),
+    ({"datasets.crowd": {**CROWD, "path": "crowd.csv"}}, "datasets.crowd.files: given beside path:, url: or "
+     "sha256: of the entry; fix: give each file's path: (or url:) and sha256: under files:, or use path: alone"),
+    ({"datasets.crowd": {**CROWD, "files": [CROWD["files"][0], {"path": "b.csv", "criterion": "Plot"}]}},
+     "datasets.crowd.files[1].sha256: missing: your file is checked against its sha256 before any job; fix: add "
+     "sha256: <the output of `sha256sum b.csv`>"),
+    ({"datasets.crowd": {**CROWD, "files": [{**CROWD["files"][0], "url": "https://example.org/a.csv"}]}},
+     "datasets.crowd.files[0].path: both path and url given; fix: give the file's local path: or its pinned url:"),
 ])
 def test_inconsistent_config(changes, message):
     with pytest.raises(InputError) as error:

@@ -147,3 +147,29 @@ def test_worker_layout_end_to_end():
         matrix[int(row["Story ID"][1:]), "ABC".index(slot)] = row["Coherence"]
     expected = intraclass_correlations(matrix).set_index("form").loc["ICC2k", "icc"]
     assert table.loc[0, "icc"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_rater_judges_per_criterion_with_other_raters_and_gaps():
+    """Each criterion's own raters (a crowdsourcing task per criterion) become its judges; where stories have
+    different numbers of ratings, each keeps its first k and the note says so; a criterion rated once a story
+    has no ICC, in one line."""
+    from storyeval.stats.icc import rater_judges
+
+    plot = long_form(SHROUT_FLEISS).assign(criterion="Plot", rater=lambda f: "w" + f["rater"].astype(str))
+    flow = long_form(SHROUT_FLEISS[:, :3][::-1]).assign(criterion="Flow", rater=lambda f: "v" + f["rater"].astype(str))
+    judged, notes = rater_judges(pd.concat([plot, flow], ignore_index=True))
+    assert notes == ["criterion 'Flow': 3 ratings a story by 3 raters, as judge slots J1-J3",
+                     "criterion 'Plot': 4 ratings a story by 4 raters, as judge slots J1-J4"]
+    assert set(judged.groupby("criterion")["rater"].nunique()) == {3, 4}
+    table = icc_table(judged, "rater", forms=("ICC1k",)).set_index("criterion")["icc"]
+    assert table["Plot"] == pytest.approx(PUBLISHED["ICC1k"][0], abs=0.005)
+    expected = intraclass_correlations(SHROUT_FLEISS[:, :3]).set_index("form").loc["ICC1k", "icc"]
+    assert table["Flow"] == pytest.approx(expected, abs=1e-12)
+    gapped = plot[~((plot["story_id"] == 0) & (plot["rater"] != "w0")) & ~((plot["story_id"] == 1) &
+                                                                          (plot["rater"] == "w3"))]
+    once = plot[plot["rater"] == "w1"].assign(criterion="Once")
+    judged, notes = rater_judges(pd.concat([gapped, once], ignore_index=True))
+    assert notes == ["criterion 'Once': no ICC, fewer than 2 stories have 2 ratings", "criterion 'Plot': stories "
+                     "have 1-4 ratings; ICC on the first 3 of each of 5 stories (1 with one rating left out)"]
+    assert set(judged.groupby("story_id").size()) == {3} and set(judged["rater"]) == {"J1", "J2", "J3"}
+    assert np.isfinite(icc_table(judged, "rater")["icc"]).all()

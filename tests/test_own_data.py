@@ -5,12 +5,15 @@ the prompt's reference, and raters score them higher on three criteria that are 
 """
 
 import hashlib
+import shutil
 
 import pandas as pd
 import pytest
+import yaml
 
 from storyeval.examples import CRITERIA, SYSTEMS, rated_stories
 
+from conftest import REPO
 from workflow_helpers import clone_alone, make_workdir, run_snakemake
 
 SYSTEMS = list(SYSTEMS)  # planted quality rises from alpha to epsilon
@@ -70,7 +73,8 @@ def test_bad_rows_are_one_line_naming_the_column(tmp_path):
     frame["plot_score"] = frame["plot_score"].astype(object)
     frame.loc[4, "plot_score"] = "n/a"
     frame.to_csv(tmp_path / "bad.csv", index=False)
-    with pytest.raises(InputError, match=r"'n/a' in column 'plot_score', data row 5, is not a number .*fix: rate"):
+    with pytest.raises(InputError, match=r"'n/a' in column 'plot_score', data row 5, is not a number .*fix: correct "
+                                         r"it, or leave the cell empty"):
         dataset.load(tmp_path / "bad.csv", "mine")
     rated_stories().drop(columns="model").to_csv(tmp_path / "nomodel.csv", index=False)
     with pytest.raises(InputError, match=r"has no column 'model' \(datasets.mine.columns.system\); fix"):
@@ -330,3 +334,29 @@ def test_two_systems_get_paired_comparisons_and_confounds(tmp_path, hanna_mirror
     top = pd.read_csv(tmp_path / f"{PAIR}/top_metrics.csv", keep_default_na=False)
     assert set(top.query("metric == 'bleu' and level == 'story'")["confound"]) <= {"length", "system; length"}
     assert "BLEU (89) [confound: length]" in (tmp_path / f"{PAIR}/tables/tab5_top3_pearson.csv").read_text()
+
+
+def test_the_crowd_example_runs_as_shipped(tmp_path, hanna_mirror):
+    """config/examples/crowd.yaml, one task file per criterion with its own workers: start-up checks every file's
+    sha256, plans the dataset's target, and its ICC comes per criterion from the workers that exist, the choice
+    in the job's log."""
+    shutil.copytree(REPO / "config/examples/crowd", tmp_path / "config/examples/crowd")
+    entry = yaml.safe_load((REPO / "config/examples/crowd.yaml").read_text())["datasets"]["crowd"]
+    make_workdir(tmp_path, **{"datasets.crowd": entry})
+    planned = run_snakemake(tmp_path, "-n", "dataset_crowd")
+    assert planned.returncode == 0, planned.stderr[-3000:]
+    assert "results/crowd/computed/meta/perm_both_none.csv" in planned_outputs(planned.stdout, "results/crowd/")
+    result = run_snakemake(tmp_path, "--cores", "2", "results/crowd/computed/tables/tab3_icc.csv")
+    assert result.returncode == 0, result.stderr[-3000:]
+    icc = pd.read_csv(tmp_path / "results/crowd/computed/icc.csv")
+    assert list(icc["criterion"].unique()) == ["Coherence", "Fluency", "Interestingness"]
+    assert icc["icc"].between(0.5, 1).all()  # planted: one quality a story, rater noise around it
+    log = (tmp_path / "logs/icc/crowd/computed.log").read_text()
+    assert "criterion 'Fluency': 3 ratings a story by " in log and "raters, as judge slots J1-J3" in log
+    ratings = pd.read_csv(tmp_path / "results/crowd/data/rater_ratings.csv")
+    assert len(ratings) == 100 * 3 * 3 and ratings.groupby("criterion")["rater"].nunique().between(9, 11).all()
+    edited = tmp_path / "config/examples/crowd/fluency.csv"
+    edited.write_text(edited.read_text().replace(",5\n", ",4\n", 1))
+    refused = run_snakemake(tmp_path, "-n", "dataset_crowd")
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "datasets.crowd.files[1].path config/examples/crowd/fluency.csv" in said

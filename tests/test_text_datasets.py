@@ -40,7 +40,7 @@ def test_empty_story_names_the_story(tmp_path):
     path = tmp_path / "stories.csv"
     pd.DataFrame({"Prompt": ["P1", "P1"], "Human": ["H1", "H1"], "Story": ["fine", " <newline> "],
                   "Model": ["a", "b"]}).to_csv(path, index=False)
-    with pytest.raises(InputError, match="story p000-b has an empty story"):
+    with pytest.raises(InputError, match="story 'p000-b' has an empty story"):
         load_hanna_llm(path)
 
 

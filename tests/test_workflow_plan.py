@@ -250,3 +250,35 @@ def test_figure_and_table_families_cover_every_enabled_figure_once():
         "dpi": 200, "topk_coefficient": "spearman"}
     williams = {"w": {"kind": "williams", "subset": False}}
     assert plan.figure_inputs(checked(**{"figures.p_values": "bh"}), williams)["williams"].endswith("williams_bh.csv")
+
+
+def test_a_table_of_several_files_is_pinned_and_fitted_file_by_file(tmp_path):
+    """config/examples/crowd.yaml: each task file checked against its own sha256 and read as one table; files
+    given by URL are fetched one by one into resources/datasets/<dataset>-<k>."""
+    config = checked("config/examples/crowd.yaml")
+    pinned = Pinned(config)
+    tasks = [f"config/examples/crowd/{task}.csv" for task in ("coherence", "fluency", "interestingness")]
+    assert pinned.text_sources("crowd") == tasks and pinned.text_sources("wp200") == [pinned.text_source("wp200")]
+    startup.check_local_tables(config, NO_SOURCES)
+    fitted, _ = startup.fit_tables(config, ["crowd"], pinned)
+    assert fitted["crowd"].criteria == ("Coherence", "Fluency", "Interestingness") and fitted["crowd"].raters
+    parts = config["datasets"]["crowd"]["files"]
+    edited = checked("config/examples/crowd.yaml", **{"datasets.crowd.files": [
+        parts[0], {**parts[1], "sha256": "0" * 64}, parts[2]]})
+    with pytest.raises(InputError, match=r"datasets.crowd.files\[1\].path config/examples/crowd/fluency.csv: "
+                                         r"sha256 9a4da036\S* does not match the pinned 0000"):
+        startup.check_local_tables(edited, NO_SOURCES)
+    urls = [{"url": f"https://example.org/t/{path.split('/')[-1]}", "sha256": part["sha256"],
+             **{key: value for key, value in part.items() if key not in ("path", "sha256")}}
+            for path, part in zip(tasks, parts)]
+    fetched = Pinned(checked("config/examples/crowd.yaml", **{"datasets.crowd.files": urls}))
+    assert fetched.text_sources("crowd") == [f"resources/datasets/crowd-{k}.csv" for k in (1, 2, 3)]
+    assert fetched.entry("datasets", "crowd-2.csv")["url"] == "https://example.org/t/fluency.csv"
+
+
+def test_a_long_file_without_listed_criteria_rates_every_value_said_at_start_up():
+    config = checked("config/examples/long.yaml", **{"datasets.example.columns.criteria": None})
+    fitted, notes = startup.fit_tables(config, ["example"], Pinned(config))
+    assert fitted["example"].criteria == ("delight", "fluency", "plot_score") and fitted["example"].raters
+    assert notes == ["dataset example: criteria delight, fluency, plot_score (every value of the criterion column; "
+                     "columns.criteria lists none)"]

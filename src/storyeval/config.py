@@ -22,7 +22,7 @@ from storyeval.errors import InputError
 from storyeval.metrics import catalog
 
 SOURCES = ("hanna", "storyer", "s3")
-TABLE_KEYS = ("path", "url", "sha256", "format", "columns")  # the keys of kind table (storyeval.datasets)
+TABLE_KEYS = ("path", "url", "files", "sha256", "format", "encoding", "columns")  # kind table only
 
 
 @dataclass(frozen=True)
@@ -240,14 +240,31 @@ def check_pinned_entry(config: Mapping, dataset: Mapping, described: Dataset, ke
 
 
 def check_table_entry(dataset: Mapping, key: str, sources: ConfigSources) -> None:
-    """The user's file: a local path or a URL (not both), its sha256, a readable format, and a columns map."""
+    """The user's file: a local path or a URL (not both), or `files:`, parts of one each; each file's sha256, a
+    readable format, and a columns map."""
     if "file" in dataset:
         raise sources.refuse(
             f"{key}.file",
             "kind table reads path: or url:, not a pinned file",
             "replace file: with path: <your file> (or url:)",
         )
-    given = [name for name in ("path", "url") if name in dataset]
+    if dataset.get("files") and any(name in dataset for name in ("path", "url", "sha256")):
+        raise sources.refuse(f"{key}.files", "given beside path:, url: or sha256: of the entry",
+                             "give each file's path: (or url:) and sha256: under files:, or use path: alone")
+    parts = [(f"{key}.files[{index}]", part) for index, part in enumerate(dataset.get("files") or [])]
+    for where, part in parts or [(key, dataset)]:
+        check_table_file(part, dataset, where, sources)
+    if "columns" not in dataset:
+        raise sources.refuse(
+            f"{key}.columns",
+            "missing: the map of which column holds the story id, the story, the criteria...",
+            'add columns: (README, section "Your own data")',
+        )
+
+
+def check_table_file(part: Mapping, dataset: Mapping, key: str, sources: ConfigSources) -> None:
+    """One file of a table: a local path or a URL (not both), its sha256, a format its name or `format:` says."""
+    given = [name for name in ("path", "url") if name in part]
     if len(given) != 1:
         raise sources.refuse(
             f"{key}.path",
@@ -255,22 +272,17 @@ def check_table_entry(dataset: Mapping, key: str, sources: ConfigSources) -> Non
             "give the file's local path: or its pinned url:, one of them",
             f"{key}.url",
         )
-    if "sha256" not in dataset:
+    if "sha256" not in part:
         raise sources.refuse(
             f"{key}.sha256",
             "missing: your file is checked against its sha256 before any job",
-            f"add sha256: <the output of `sha256sum {dataset[given[0]]}`>",
+            f"add sha256: <the output of `sha256sum {part[given[0]]}`>",
         )
-    if "columns" not in dataset:
-        raise sources.refuse(
-            f"{key}.columns",
-            "missing: the map of which column holds the story id, the story, the criteria...",
-            'add columns: (README, section "Your own data")',
-        )
-    if "format" not in dataset and Path(dataset[given[0]]).suffix.lower() not in TABLE_FORMATS:
+    if ("format" not in part and "format" not in dataset
+            and Path(part[given[0]]).suffix.lower() not in TABLE_FORMATS):
         raise sources.refuse(
             f"{key}.{given[0]}",
-            f"{dataset[given[0]]} does not end in {', '.join(TABLE_FORMATS)}",
+            f"{part[given[0]]} does not end in {', '.join(TABLE_FORMATS)}",
             "set format: csv, tsv, jsonl or parquet",
             f"{key}.format",
         )

@@ -77,28 +77,48 @@ KINDS = {
 }
 
 
+def table_parts(entry: Mapping) -> list[Mapping]:
+    """The files of a table entry (`files:`), or the one file (`path:`/`url:`) as one part with no settings of
+    its own."""
+    return list(entry.get("files") or [{}])
+
+
+def table_criteria(entry: Mapping) -> tuple[str, ...]:
+    """The criteria a table entry names: each part's constant `criterion`, or its (merged) columns map's
+    criteria; layout long without `columns.criteria` names none (the file's values decide)."""
+    columns = entry.get("columns") or {}
+    named = [part["criterion"] if part.get("criterion") else
+             layouts.criterion_columns({**columns, **(part.get("columns") or {})}) for part in table_parts(entry)]
+    return tuple(dict.fromkeys(name for names in named for name in ([names] if isinstance(names, str) else names)))
+
+
 def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
-    """The user's own file (CSV, TSV, JSONL, Parquet) in one of `storyeval.text.layouts`' layouts as a dataset:
-    what it has follows from its columns map."""
+    """The user's own file, or files (CSV, TSV, JSONL, Parquet), in `storyeval.text.layouts`' layouts as a
+    dataset: what it has follows from its columns map."""
     columns = entry.get("columns") or {}
     layout = entry.get("layout", "wide")
     if layout not in layouts.LAYOUTS:
         raise InputError(f"datasets.{name}.layout: {layout!r}; fix: use one of {', '.join(layouts.LAYOUTS)}")
-    missing = [key for key in ("criterion", "score") if layout == "long" and not columns.get(key)]
-    if missing:
-        raise InputError(f"datasets.{name}.columns: layout long needs {' and '.join(missing)}; fix: name the columns "
-                         "that hold each row's criterion and score")
+    for index, part in enumerate(table_parts(entry)):
+        merged = {**columns, **(part.get("columns") or {})}
+        needed = ("score",) if part.get("criterion") else ("criterion", "score") if layout == "long" else ()
+        missing = [key for key in needed if not merged.get(key)]
+        if missing:
+            what = (f"files[{index}] rates one criterion, so it" if part.get("criterion") else f"layout {layout}")
+            raise InputError(f"datasets.{name}.columns: {what} needs {' and '.join(missing)}; fix: name the columns "
+                             f"that hold each row's {' and '.join(missing)}")
     scale = entry.get("scale")
     if scale is not None and not (len(scale) == 2 and scale[0] < scale[1]):
         raise InputError(f"datasets.{name}.scale: {scale!r}; fix: write the rating scale as [min, max], min < max")
-    criteria = layouts.criterion_columns(columns)
+    criteria = table_criteria(entry)
     texts = {"story"} | {key for key in ("prompt", "reference") if columns.get(key)}
-    load = partial(loaders.load_table, columns=columns, criteria=criteria, file_format=entry.get("format"),
-                   layout=layout, scale=scale, integer=bool(entry.get("integer")))
-    per_rater = any(isinstance(value, list) for value in criteria.values())
-    raters = (bool(columns.get("rater")) or per_rater) and bool(criteria)
+    load = partial(loaders.load_table, columns=columns, parts=entry.get("files"), file_format=entry.get("format"),
+                   encoding=entry.get("encoding"), layout=layout, scale=scale, integer=bool(entry.get("integer")))
+    per_rater = any(isinstance(value, list) for value in layouts.criterion_columns(columns).values())
+    rated = bool(criteria) or layout == "long"  # layout long: the criterion column's values, read from the file
+    raters = (bool(columns.get("rater")) or per_rater) and rated
     return Dataset("table", load, frozenset(texts), bool(columns.get("prompt_id") or columns.get("prompt")),
-                   bool(columns.get("system")), raters, tuple(criteria))
+                   bool(columns.get("system")), raters, criteria)
 
 
 ALL_METRICS = "all"

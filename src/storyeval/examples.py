@@ -76,3 +76,53 @@ def write_examples(folder: str | Path, seed: int = 2026) -> dict[str, Path]:
     long_layout(frame).to_csv(paths["long.csv"], index=False, lineterminator="\n")
     per_rater_layout(frame).to_json(paths["per_rater.jsonl"], orient="records", lines=True)
     return paths
+
+
+CROWD_SYSTEMS = ("longform", "brief")  # planted: longform writes longer stories and is rated higher
+CROWD_TASKS = {"Coherence": "coherence.csv", "Fluency": "fluency.csv", "Interestingness": "interestingness.csv"}
+SHARED_WORKER = "W-ALL"  # the one worker who took all three tasks
+
+
+def crowd_tasks(seed: int = 2026, prompts: int = 50, ratings: int = 3) -> dict[str, pd.DataFrame]:
+    """A crowdsourcing export of the shape researchers collect: one task (file) per criterion, each with its own
+    9-11 workers of whom one (SHARED_WORKER) took every task, `prompts` prompts x 2 systems, `ratings` ratings
+    per story and criterion on 1-5, prompt ids but no prompt texts, no reference.
+
+    Planted confound: longform's stories are longer and rated higher (+1 on every criterion), while within each
+    system a story's length is drawn independently of its quality, so length tracks the ratings only through
+    which system wrote the story."""
+    rng = np.random.default_rng(seed)
+    stories = []
+    for prompt in range(prompts):
+        for system, words, bonus in ((CROWD_SYSTEMS[0], 60, 1.0), (CROWD_SYSTEMS[1], 30, 0.0)):
+            length = int(rng.integers(words - 12, words + 13))
+            stories.append({"story_id": f"q{prompt:02d}-{system}", "prompt_id": f"q{prompt:02d}", "model": system,
+                            "story": " ".join(rng.choice(WORDS, length)).capitalize() + ".",
+                            "quality": 2.4 + bonus + rng.normal(0, 0.6)})
+    tasks = {}
+    for number, criterion in enumerate(CROWD_TASKS):
+        workers = [SHARED_WORKER, *(f"W{number + 1}{index:02d}" for index in range(int(rng.integers(8, 11))))]
+        severity = dict(zip(workers, rng.normal(0, 0.3, len(workers))))
+        rows = []
+        for story in stories:
+            for worker in rng.choice(workers, ratings, replace=False):
+                score = story["quality"] + severity[worker] + rng.normal(0, 0.5)
+                rows.append({"HITId": f"H{number + 1}-{story['story_id']}", "WorkerId": worker,
+                             **{f"Input.{key}": story[key] for key in ("story_id", "prompt_id", "model", "story")},
+                             "Answer.rating": int(np.clip(np.rint(score), 1, 5))})
+        tasks[criterion] = pd.DataFrame(rows)
+    # The last task came from another export of the platform: its rating column has the task's own name.
+    last = list(CROWD_TASKS)[-1]
+    tasks[last] = tasks[last].rename(columns={"Answer.rating": f"Answer.{last.lower()}"})
+    return tasks
+
+
+def write_crowd(folder: str | Path, seed: int = 2026) -> dict[str, Path]:
+    """`crowd_tasks` as one CSV per criterion under `folder` (config/examples/crowd/)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for criterion, frame in crowd_tasks(seed).items():
+        paths[CROWD_TASKS[criterion]] = folder / CROWD_TASKS[criterion]
+        frame.to_csv(paths[CROWD_TASKS[criterion]], index=False, lineterminator="\n")
+    return paths

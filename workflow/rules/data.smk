@@ -54,7 +54,7 @@ rule normalise_hanna_annotations:
 
 rule normalise_texts:
     input:
-        lambda wildcards: PINNED.text_source(wildcards.textset),
+        lambda wildcards: PINNED.text_sources(wildcards.textset),
     output:
         texts="results/{textset}/data/texts.parquet",
         text_human="results/{textset}/data/text_human_scores.csv",

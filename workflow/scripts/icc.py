@@ -8,7 +8,11 @@ from storyeval.stats.icc import icc_table, rater_judges
 log = log_to(snakemake.log[0])
 level, layout = snakemake.params.confidence, snakemake.params.layout
 ratings = read_table(snakemake.input.positions, ["story_id", "criterion", "rater", "rating"])
-tables = [icc_table(rater_judges(ratings) if layout == "rater" else ratings, layout, level=level)]
+if layout == "rater":  # raters may differ by criterion and story: judge slots per criterion, said in the log
+    ratings, notes = rater_judges(ratings)
+    for note in notes:
+        log.info("%s", note)
+tables = [icc_table(ratings, layout, level=level)]
 if "workers" in snakemake.input.keys():
     tables.insert(
         0,

@@ -7,7 +7,8 @@ from storyeval.text.fit import load_fitted
 
 log = log_to(snakemake.log[0])
 name = snakemake.wildcards.textset
-dataset, notes = load_fitted(snakemake.params.dataset, name, snakemake.input[0])
+files = list(snakemake.input)  # a table given as files: one a part
+dataset, notes = load_fitted(snakemake.params.dataset, name, files if len(files) > 1 else files[0])
 for note in notes:
     log.info("%s: %s", name, note)
 texts, human = dataset.texts, dataset.human_scores

@@ -28,7 +28,8 @@ def decode_utf8(raw: bytes, label: str, fix: str = REFETCH) -> str:
     except UnicodeDecodeError as error:
         line = raw[: error.start].count(b"\n") + 1
         raise InputError(
-            f"{label}: line {line} (byte {error.start}) is not UTF-8 ({error.reason}); fix: {fix}"
+            f"{label}: line {line} (byte {error.start}) is not UTF-8 ({error.reason}): 0x{raw[error.start]:02x}; "
+            f"fix: {fix}"
         ) from error
 
 

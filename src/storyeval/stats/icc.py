@@ -142,18 +142,42 @@ def positional_judges(
     return annotations.assign(judge=judge)
 
 
-def rater_judges(ratings: pd.DataFrame) -> pd.DataFrame:
-    """Long ratings (story_id, criterion, rater id, rating) with each rater id replaced by a judge slot
-    (`positional_judges`, one slot per rating of the most-rated story): raters who each rate some of the
-    stories become the k judges of a one-way design."""
-    pairs = ratings[["story_id", "rater"]].drop_duplicates()
-    slots = [f"J{index + 1}" for index in range(pairs["story_id"].value_counts().max())]
-    judged = positional_judges(pairs, "story_id", "rater", slots)
-    return (
-        ratings.merge(judged, on=["story_id", "rater"])
-        .drop(columns="rater")
-        .rename(columns={"judge": "rater"})[["story_id", "criterion", "rater", "rating"]]
-    )
+def rater_judges(ratings: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Long ratings (story_id, criterion, rater id, rating) with, criterion by criterion, each rater id replaced by
+    a judge slot (`positional_judges`, one slot per rating of the story rated most often on that criterion):
+    raters who each rate some of the stories become the k judges of a one-way design (Shrout & Fleiss 1979,
+    case 1), and a criterion's raters need not be another's. The ANOVA needs every story rated k times: where
+    stories have different numbers of ratings on a criterion, each keeps its first k by slot (k = the fewest any
+    story has, stories with one rating left out). Returns the judged ratings and one line per criterion saying
+    what was done, or why it has no ICC (fewer than 2 stories with 2 ratings)."""
+    judged, notes = [], []
+    for criterion in ordered_criteria(ratings["criterion"]):
+        subset = ratings[ratings["criterion"] == criterion]
+        counts = subset.groupby("story_id")["rater"].nunique()
+        kept = counts[counts >= 2]
+        if len(kept) < 2:
+            notes.append(f"criterion {criterion!r}: no ICC, fewer than 2 stories have 2 ratings")
+            continue
+        k = int(kept.min())
+        subset = subset[subset["story_id"].isin(kept.index)]
+        slots = [f"J{index + 1}" for index in range(int(kept.max()))]
+        pairs = positional_judges(subset[["story_id", "rater"]].drop_duplicates(), "story_id", "rater", slots)
+        subset = subset.merge(pairs, on=["story_id", "rater"])
+        if kept.min() == kept.max() and len(kept) == len(counts):
+            notes.append(f"criterion {criterion!r}: {k} ratings a story by {subset['rater'].nunique()} raters, as "
+                         f"judge slots J1-J{k}")
+        else:
+            order = subset["judge"].map({slot: index for index, slot in enumerate(slots)})
+            rank = order.groupby(subset["story_id"]).rank(method="first").astype(int)
+            subset = subset[rank <= k]
+            subset = subset.assign(judge="J" + rank[subset.index].astype(str))
+            left = len(counts) - len(kept)
+            notes.append(f"criterion {criterion!r}: stories have {counts.min()}-{counts.max()} ratings; ICC on "
+                         f"the first {k} of each of {len(kept)} stories"
+                         + (f" ({left} with one rating left out)" if left else ""))
+        judged.append(subset.drop(columns="rater").rename(columns={"judge": "rater"}))
+    columns = ["story_id", "criterion", "rater", "rating"]
+    return (pd.concat(judged, ignore_index=True)[columns] if judged else pd.DataFrame(columns=columns)), notes
 
 
 def judge_ratings(
@@ -193,5 +217,7 @@ def icc_table(
             icc(subset, rater=rater, level=level, source=f"ratings of {criterion}").set_index("form").loc[list(forms)]
         )
         frames.append(table.reset_index()[["form", "icc", "ci_low", "ci_high"]].assign(criterion=criterion))
+    if not frames:  # no criterion has an ICC (rater_judges says why)
+        return pd.DataFrame(columns=["criterion", "form", "icc", "ci_low", "ci_high", "layout"])
     frame = pd.concat(frames, ignore_index=True).assign(layout=LAYOUTS[layout])
     return frame[["criterion", "form", "icc", "ci_low", "ci_high", "layout"]]

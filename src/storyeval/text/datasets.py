@@ -9,9 +9,10 @@ a prompt and a system, so computed scores line up with HANNA's released ones.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from io import BytesIO, StringIO
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +21,7 @@ import pandas as pd
 from storyeval.criteria import CRITERIA
 from storyeval.data.csvfile import decode_utf8, read_csv_strings
 from storyeval.data.hanna import story_id
-from storyeval.errors import InputError
+from storyeval.errors import InputError, quoted
 from storyeval.limits import check_cells, check_lines, check_text
 from storyeval.names import check_labels
 from storyeval.pickles import brief, load_restricted
@@ -66,12 +67,13 @@ def finish(name: str, texts: pd.DataFrame) -> pd.DataFrame:
         if empty.any():
             first = texts.loc[empty, "story_id"].iloc[0]
             raise InputError(
-                f"dataset {name}: story {first} has an empty {column} after cleaning ({int(empty.sum())} such rows); "
-                "fix: remove the story or restore its text"
+                f"dataset {name}: story {quoted(first)} has an empty {column} after cleaning ({int(empty.sum())} such "
+                "rows); fix: remove the story or restore its text"
             )
     if texts["story_id"].duplicated().any():
         raise InputError(
-            f"dataset {name}: story id {texts['story_id'][texts['story_id'].duplicated()].iloc[0]} repeats"
+            f"dataset {name}: story id {quoted(texts['story_id'][texts['story_id'].duplicated()].iloc[0])} repeats; "
+            "fix: one id per story"
         )
     texts = texts[TEXT_COLUMNS].reset_index(drop=True)
     texts.attrs["dataset"] = name
@@ -214,35 +216,58 @@ def table_format(path: str | Path, file_format: str | None) -> str:
     return chosen
 
 
-def read_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFrame:
+ENCODING_FIX = ("declare the file's encoding in its dataset entry, e.g. encoding: cp1252 (Windows-1252, as Excel "
+                "writes CSV), or re-save the file as UTF-8")
+TABLE_TEXT_KEYS = ("story_id", "prompt_id", "prompt", "system", "story", "reference")
+
+
+def read_table_file(path: str | Path, file_format: str, label: str, encoding: str | None = None,
+                    names: Sequence[str] = ()) -> pd.DataFrame:
     """A user's CSV, TSV, JSONL or Parquet file as a frame; an unreadable file, or a line or cell over its size
-    limit (storyeval.limits), is one InputError."""
-    frame = parse_table_file(path, file_format, label)
-    check_cells(frame, label)
+    limit (storyeval.limits; `names`: columns whose cells are names), is one InputError."""
+    frame = parse_table_file(path, file_format, label, encoding)
+    check_cells(frame, label, names)
     return frame
 
 
-def parse_table_file(path: str | Path, file_format: str, label: str) -> pd.DataFrame:
-    raw = None if file_format == "parquet" else Path(path).read_bytes()
-    if raw is not None:
-        check_lines(raw, label)
-    if file_format in ("csv", "tsv"):
-        text = decode_utf8(raw, label, "re-save the file as UTF-8")
-        del raw
-        try:
-            return pd.read_csv(
-                StringIO(text), sep="\t" if file_format == "tsv" else ",", dtype=str, keep_default_na=False
-            )
-        except pd.errors.ParserError as error:
-            raise InputError(
-                f"{label}: not a well-formed {file_format.upper()} file ({' '.join(str(error).split())}); "
-                "fix: repair or re-export the file"
-            ) from error
+def decode_table(raw: bytes, label: str, encoding: str | None) -> str:
+    """A user's text file as text: UTF-8 (a byte-order mark, as Excel writes, dropped) unless its entry declares
+    another `encoding`; a byte that the encoding has no character for is one line naming it and the fix."""
     try:
+        utf8 = encoding is None or codecs.lookup(encoding).name == "utf-8"
+    except LookupError as error:
+        raise InputError(f"{label}: encoding {encoding!r} is not a codec Python knows; fix: name one, e.g. cp1252, "
+                         "latin-1 or utf-16") from error
+    if utf8 or not raw.strip():
+        return decode_utf8(raw, label, ENCODING_FIX).removeprefix("\ufeff")
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise InputError(f"{label}: line {line} (byte {error.start}) is not {encoding} ({error.reason}): "
+                         f"0x{raw[error.start]:02x}; fix: declare the file's own encoding under encoding:, or re-save "
+                         "it as UTF-8") from error
+
+
+def parse_table_file(path: str | Path, file_format: str, label: str, encoding: str | None = None) -> pd.DataFrame:
+    try:
+        if file_format == "parquet":
+            return pd.read_parquet(path)
+        raw = Path(path).read_bytes()
+        check_lines(raw, label)
+        text = decode_table(raw, label, encoding)
+        del raw
         if file_format == "jsonl":
-            return pd.read_json(BytesIO(raw), lines=True, dtype=False)
-        return pd.read_parquet(path)
+            return pd.read_json(StringIO(text), lines=True, dtype=False)
+        return pd.read_csv(StringIO(text), sep="\t" if file_format == "tsv" else ",", dtype=str, keep_default_na=False)
+    except pd.errors.ParserError as error:
+        raise InputError(
+            f"{label}: not a well-formed {file_format.upper()} file ({' '.join(str(error).split())}); "
+            "fix: repair or re-export the file"
+        ) from error
     except (ValueError, OSError) as error:
+        if isinstance(error, InputError):
+            raise
         raise InputError(
             f"{label}: not a readable {file_format} file ({' '.join(str(error).split())[:200]}); "
             "fix: repair or re-export the file"
@@ -250,107 +275,183 @@ def parse_table_file(path: str | Path, file_format: str, label: str) -> pd.DataF
 
 
 def load_table(
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     name: str,
     *,
     columns: Mapping,
-    criteria: Mapping[str, str | list[str]],
+    parts: Sequence[Mapping] | None = None,
     file_format: str | None = None,
+    encoding: str | None = None,
     layout: str = "wide",
     scale: Sequence[float] | None = None,
     integer: bool = False,
 ) -> TextDataset:
-    """The user's own rated stories in one of `storyeval.text.layouts`' layouts.
+    """The user's own rated stories, in one file or several (`parts`, the entry's `files:`, one path each), each
+    in one of `storyeval.text.layouts`' layouts.
 
     `columns` maps story_id, story and optionally prompt_id, prompt, system, reference and rater (and, layout
-    long, criterion and score) to the file's column names; `criteria` maps each human criterion to its numeric
-    column (a list of per-rater columns, or layout long the criterion column's value). Ratings are checked
-    against `scale` [min, max] and `integer`. Prompt ids are numbered by first appearance. Where stories have
-    both prompts and systems, each prompt must have one story of each system (the story level correlates across
-    systems within a prompt, Chhun et al. 2022).
+    long, criterion and score) to the file's column names, and `criteria` each human criterion to its numeric
+    column (a list of per-rater columns, or layout long the criterion column's value; layout long keeps every
+    value when it lists none). A part may override that map (its `columns:`), its format and encoding, and rate
+    one criterion throughout (`criterion:`, its ratings in column `score`). The parts are read as one table: a
+    story's texts must agree across them, no rater rates a story on a criterion twice, and every story has some
+    rating on every criterion; a story's score is the mean of the ratings it has. Ratings are checked against
+    `scale` [min, max] and `integer`. Prompt ids are numbered by first appearance. Where stories have both
+    prompts and systems, each prompt must have one story of each system (the story level correlates across
+    systems within a prompt, Chhun et al. 2022). Where story_id and story name one column, the stories are
+    numbered story-1, story-2... (zero-padded to one width) in order of first appearance (a text is no name:
+    outputs repeat ids).
     """
+    paths = [path] if isinstance(path, (str, Path)) else list(path)
+    parts = list(parts or [{}])
+    if len(paths) != len(parts):
+        raise InputError(f"dataset {name}: {len(paths)} files for the {len(parts)} parts of datasets.{name}.files; "
+                         "fix: pass one path a part, in their order")
+    read = [read_part(file, name, index if parts != [{}] else None, {**columns, **(part.get("columns") or {})},
+                      layout, part.get("criterion"), part.get("format", file_format), part.get("encoding", encoding),
+                      scale, integer) for index, (file, part) in enumerate(zip(paths, parts))]
+    files = [str(file) for file in paths]
+    keys = [sorted(set(mapped) & {*TABLE_TEXT_KEYS, "rater"}) for _, _, mapped, _ in read]
+    if any(other != keys[0] for other in keys):
+        index = next(index for index, other in enumerate(keys) if other != keys[0])
+        raise InputError(f"dataset {name}: {files[0]} maps {', '.join(keys[0])} and {files[index]} maps "
+                         f"{', '.join(keys[index])} (datasets.{name}.files); fix: map the same columns in every file")
+    text = pd.concat([part.assign(_file=index) for index, (part, _, _, _) in enumerate(read)], ignore_index=True)
+    rated = pd.concat([part.assign(_file=index) for index, (_, part, _, _) in enumerate(read)], ignore_index=True)
+    shared = [index for index, (_, _, mapped, _) in enumerate(read) if mapped["story_id"] == mapped["story"]]
+    if shared:  # the story is its own id: number the stories instead
+        rows = text["_file"].isin(shared)
+        stories = pd.unique(text.loc[rows, "story"])
+        numbered = dict(zip(stories, (f"story-{k + 1:0{len(str(len(stories)))}d}" for k in range(len(stories)))))
+        text.loc[rows, "story_id"] = text.loc[rows, "story"].map(numbered)
+        rated.loc[rated["_file"].isin(shared), "story_id"] = rated.loc[rated["_file"].isin(shared), "story_id"].map(
+            numbered)
+    refuse_disagreeing_texts(text, files, name)
+    refuse_duplicates(rated, files, name)
+    mapped = read[0][2]
+    per_story = text.drop_duplicates("story_id")
+    absent = pd.Series(np.nan, index=per_story.index, dtype="str")
+    group_key = next((key for key in ("prompt_id", "prompt") if key in mapped), None)
+    grouping = per_story[group_key] if group_key else None
+    texts = pd.DataFrame(
+        {
+            "story_id": per_story["story_id"],
+            "prompt_id": prompt_ids(grouping) if grouping is not None else pd.array([pd.NA] * len(per_story), "Int64"),
+            **{key: per_story[key] if key in mapped else absent for key in ("system", "prompt", "story", "reference")},
+        }
+    )
+    label = f"dataset {name}: {files[0] if len(files) == 1 else ', '.join(files)}"
+    if grouping is not None and "system" in mapped:
+        check_grid(texts, label, mapped)
+    criteria = list(dict.fromkeys([name for *_, declared in read for name in declared]
+                                  + list(pd.unique(rated["criterion"]))))
+    if not criteria:
+        return TextDataset(name, finish(name, texts))
+    check_labels(criteria, "criterion", f"datasets.{name}.columns.criteria", source=label)
+    refuse_unrated(texts["story_id"], criteria, rated, label)
+    scores = rated.groupby(["story_id", "criterion"], sort=True)["rating"].mean().rename("score").reset_index()
+    if rated["rater"].isna().any():
+        return TextDataset(name, finish(name, texts), scores)
+    long = rated.rename(columns={"rater": "worker"})[["story_id", "criterion", "worker", "rating"]]
+    return TextDataset(name, finish(name, texts), scores,
+                       long.sort_values(["story_id", "criterion", "worker"]).reset_index(drop=True))
+
+
+def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, layout: str, constant: str | None,
+              file_format: str | None, encoding: str | None, scale, integer: bool):
+    """One file of a table dataset: its text columns by key with each data row's number `_row`, its ratings
+    (`layouts.part_ratings`), its columns map by key, and the criteria its entry names."""
     label = f"dataset {name}: {path}"
-    frame = read_table_file(path, table_format(path, file_format), label)
+    rating_keys = ("score",) if constant else ("criterion", "score") if layout == "long" else ()
+    keys = (*TABLE_TEXT_KEYS, "rater", *rating_keys)
+    mapped = {key: columns[key] for key in keys if columns.get(key)}
+    criteria = {} if constant else layouts.criterion_columns(columns)
+    names = [column for key, column in mapped.items()
+             if key in ("system", "rater") or (key == "story_id" and column != mapped.get("story"))]
+    frame = read_table_file(path, table_format(path, file_format), label, encoding, names)
     if frame.empty:
         raise InputError(f"{label}: no data rows; fix: export the rated stories into the file")
-    keys = ("story_id", "prompt_id", "prompt", "system", "story", "reference", "rater")
-    keys += ("criterion", "score") if layout == "long" else ()
-    mapped = {key: columns[key] for key in keys if columns.get(key)}
-    by_criterion = [] if layout == "long" else [(f"criteria.{name}", column) for name, value in criteria.items()
-                                                for column in _as_list(value)]
-    rating_columns = [column for _, column in by_criterion]
+    where = f"datasets.{name}" + ("" if index is None else f".files[{index}]")
+    by_criterion = [] if constant or layout == "long" else [
+        (f"criteria.{criterion}", column) for criterion, value in criteria.items() for column in layouts.as_list(value)]
     for key, column in [*mapped.items(), *by_criterion]:
         if column not in frame.columns:
             raise InputError(
-                f"{label} has no column {column!r} (datasets.{name}.columns.{key}); fix: name one of "
-                f"its columns there: {', '.join(map(str, frame.columns[:12]))}"
+                f"{label} has no column {quoted(column)} ({where}.columns.{key}); fix: name one of its columns "
+                f"there: {', '.join(map(str, frame.columns[:12]))}"
             )
-    if layout == "long":
-        frame, criteria = layouts.long_to_wide(frame, mapped, criteria, label, scale, integer)
-        del mapped["criterion"], mapped["score"]
-    elif any(isinstance(value, list) for value in criteria.values()):
-        if "rater" in mapped:
-            raise InputError(f"{label}: per-rater criteria columns and a rater column (datasets.{name}.columns.rater) "
-                             "are two ways to name raters; fix: use one of them")
-        layouts.check_ratings(frame, rating_columns, label, scale, integer)
-        frame, criteria = layouts.per_rater_to_wide(frame, mapped, {c: _as_list(v) for c, v in criteria.items()}, label)
-        mapped["rater"] = layouts.RATER
-    else:
-        layouts.check_ratings(frame, rating_columns, label, scale, integer)
-        if "rater" in mapped:
-            layouts.refuse_repeats(frame, [mapped["story_id"], mapped["rater"]], label, "story and rater")
-    return rated_texts(frame, name, label, mapped, criteria)
+    per_rater = any(isinstance(value, list) for value in criteria.values())
+    if per_rater and "rater" in mapped and layout == "wide":
+        raise InputError(f"{label}: per-rater criteria columns and a rater column ({where}.columns.rater) are two "
+                         "ways to name raters; fix: use one of them")
+    ratings = layouts.part_ratings(frame, mapped, criteria, layout, label, scale, integer, constant)
+    text = pd.DataFrame({key: frame[mapped[key]].astype(str) for key in TABLE_TEXT_KEYS if key in mapped})
+    text["_row"] = np.arange(1, len(frame) + 1)
+    if "rater" not in mapped and not per_rater and layout == "wide" and constant is None:
+        repeated = np.flatnonzero(text["story_id"].duplicated().to_numpy())
+        if repeated.size:
+            story = text["story_id"].iloc[repeated[0]]
+            first = int(np.flatnonzero((text["story_id"] == story).to_numpy())[0]) + 1
+            raise InputError(f"{label}: story id {quoted(story)} is on data rows {first} and {repeated[0] + 1}; fix: "
+                             f"one row per story, or name the rater column under {where}.columns.rater")
+    declared = [constant] if constant else [] if layout == "long" else list(criteria)
+    return text, ratings, mapped, declared
 
 
-def _as_list(value: str | list[str]) -> list[str]:
-    return list(value) if isinstance(value, list) else [value]
-
-
-def rated_texts(frame: pd.DataFrame, name: str, label: str, mapped: Mapping[str, str],
-                criteria: Mapping[str, str]) -> TextDataset:
-    """One row per story (or per story and rater), criteria as numeric columns -> the dataset's tables."""
-    text = frame[list(dict.fromkeys(mapped.values()))].astype("str")
-    ratings = rating_values(frame, criteria, label)
-    ids = text[mapped["story_id"]]
-    per_story = text.assign(_id=ids).drop_duplicates("_id")
+def refuse_disagreeing_texts(text: pd.DataFrame, files: list[str], name: str) -> None:
+    """Each story id has one text, prompt, system and reference over all rows of all files."""
     for key in ("story", "prompt", "system", "reference", "prompt_id"):
-        if key in mapped and (text.assign(_id=ids).groupby("_id")[mapped[key]].nunique(dropna=False) > 1).any():
+        if key not in text:
+            continue
+        counts = text.groupby("story_id", sort=False)[key].nunique()
+        if (counts > 1).any():
+            rows = text[text["story_id"] == counts.index[counts > 1][0]]
+            first = rows.iloc[0]
+            other = rows[rows[key] != first[key]].iloc[0]
+            differ = next((index for index, (a, b) in enumerate(zip(first[key], other[key])) if a != b),
+                          min(len(first[key]), len(other[key])))
             raise InputError(
-                f"{label}: a story id has rows with two different values in column {mapped[key]!r}; "
-                f"fix: one {key} per story id (column {mapped['story_id']!r})"
+                f"dataset {name}: story {quoted(first['story_id'])} has two different {key} values, "
+                f"{quoted(first[key])} in {files[first['_file']]} data row {first['_row']} and {quoted(other[key])} "
+                f"in {files[other['_file']]} data row {other['_row']} (they differ from character {differ + 1}); "
+                f"fix: one {key} per story id"
             )
-    if "rater" not in mapped and ids.duplicated().any():
-        raise InputError(
-            f"{label}: story id {ids[ids.duplicated()].iloc[0]!r} is on two rows; fix: one row per "
-            f"story, or name the rater column under datasets.{name}.columns.rater"
-        )
-    absent = pd.Series(np.nan, index=per_story.index, dtype="str")
-    grouping = per_story[mapped["prompt_id"]] if "prompt_id" in mapped else per_story.get(mapped.get("prompt"))
-    texts = pd.DataFrame(
-        {
-            "story_id": per_story["_id"],
-            "prompt_id": prompt_ids(grouping) if grouping is not None else pd.array([pd.NA] * len(per_story), "Int64"),
-            "system": per_story[mapped["system"]] if "system" in mapped else absent,
-            "prompt": per_story[mapped["prompt"]] if "prompt" in mapped else absent,
-            "story": per_story[mapped["story"]],
-            "reference": per_story[mapped["reference"]] if "reference" in mapped else absent,
-        }
-    )
-    if grouping is not None and "system" in mapped:
-        check_grid(texts, label, mapped)
-    if not criteria:
-        return TextDataset(name, finish(name, texts))
-    long = ratings.assign(story_id=ids.astype(str), worker=text[mapped["rater"]] if "rater" in mapped else "mean")
-    long = long.melt(id_vars=["story_id", "worker"], var_name="criterion", value_name="rating")
-    scores = long.groupby(["story_id", "criterion"], sort=True)["rating"].mean().rename("score").reset_index()
-    long = long[["story_id", "criterion", "worker", "rating"]].sort_values(["story_id", "criterion", "worker"])
-    return TextDataset(name, finish(name, texts), scores, long.reset_index(drop=True) if "rater" in mapped else None)
 
 
-def rating_values(frame: pd.DataFrame, criteria: Mapping[str, str], label: str) -> pd.DataFrame:
-    """The criteria columns as finite numbers, named by criterion."""
-    values = layouts.check_ratings(frame, list(criteria.values()), label, None, False)
-    return values.rename(columns={column: criterion for criterion, column in criteria.items()})
+def refuse_duplicates(rated: pd.DataFrame, files: list[str], name: str) -> None:
+    """No rater rates a story on a criterion twice (without raters: no story has two ratings of a criterion):
+    one line naming both rows, the story, the rater and the criterion."""
+    keys = ["story_id", "rater", "criterion"]
+    later = rated.duplicated(keys)
+    if not later.any():
+        return
+    second = rated[later].iloc[0]
+    rater = second["rater"]
+    same = (rated["story_id"] == second["story_id"]) & (rated["criterion"] == second["criterion"]) & (
+        rated["rater"].isna() if rater is None else rated["rater"] == rater)
+    first = rated[same].iloc[0]
+    if first["_file"] == second["_file"]:
+        where = f"{files[first['_file']]}: data rows {first['_row']} and {second['_row']}"
+    else:
+        where = (f"{files[first['_file']]} data row {first['_row']} and {files[second['_file']]} data row "
+                 f"{second['_row']}")
+    by = "" if rater is None else f" by rater {quoted(rater)}"
+    fix = ("keep one row per story, rater and criterion" if rater is not None else
+           f"keep one rating per story and criterion, or name the rater column under datasets.{name}.columns.rater")
+    raise InputError(f"dataset {name}: {where} are duplicates: both rate story {quoted(second['story_id'])}{by} on "
+                     f"{quoted(second['criterion'])} (ratings {first['rating']:g} and {second['rating']:g}); "
+                     f"fix: {fix}")
+
+
+def refuse_unrated(stories: pd.Series, criteria: list[str], rated: pd.DataFrame, label: str) -> None:
+    """Every story has at least one rating on every criterion (its score is their mean)."""
+    grid = pd.MultiIndex.from_product([stories, criteria], names=["story_id", "criterion"])
+    missing = grid[~grid.isin(pd.MultiIndex.from_frame(rated[["story_id", "criterion"]]))]
+    if len(missing):
+        story, criterion = missing[0]
+        raise InputError(f"{label}: story {quoted(story)} has no rating on {quoted(criterion)} ({len(missing)} such "
+                         "story and criterion pairs); fix: add its ratings, remove the story from every file, or leave "
+                         "the criterion out")
 
 
 def check_grid(texts: pd.DataFrame, label: str, mapped: Mapping[str, str]) -> None:
@@ -361,7 +462,7 @@ def check_grid(texts: pd.DataFrame, label: str, mapped: Mapping[str, str]) -> No
         prompt_value = texts.loc[texts["prompt_id"] == prompt, "prompt"].iloc[0]
         shown = prompt_value if isinstance(prompt_value, str) else f"#{prompt}"
         raise InputError(
-            f"{label}: prompt {shown[:40]!r} has {counts.at[prompt, system]} stories of system {system!r} "
+            f"{label}: prompt {quoted(shown)} has {counts.at[prompt, system]} stories of system {quoted(system)} "
             f"(columns {mapped.get('prompt_id', mapped.get('prompt'))!r}, {mapped['system']!r}); fix: one "
             "story per prompt and system, or leave system (or the prompt) out of the columns map"
         )

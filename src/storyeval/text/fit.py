@@ -88,9 +88,10 @@ def load_fitted(entry: Mapping, name: str, path: str | Path) -> tuple[TextDatase
 
 def fitted_description(dataset: Dataset, data: TextDataset) -> Dataset:
     """`dataset`'s declaration reduced to what `data` (fit_to_data's) holds: systems, raters, criteria."""
-    kept = set() if data.human_scores is None else set(data.human_scores["criterion"])
+    kept = () if data.human_scores is None else tuple(pd.unique(data.human_scores["criterion"]))
+    # A long file whose entry lists no criteria rates those its criterion column holds.
+    criteria = tuple(name for name in dataset.criteria if name in kept) if dataset.criteria else kept
     systems = data.texts["system"].dropna().nunique()  # fit_to_data keeps two systems only on several prompts
     return dataclasses.replace(dataset, systems=dataset.systems and systems > 0,
                                paired=dataset.prompts and 1 < systems < MIN_VALUES,
-                               raters=dataset.raters and data.ratings is not None,
-                               criteria=tuple(name for name in dataset.criteria if name in kept))
+                               raters=dataset.raters and data.ratings is not None, criteria=criteria)

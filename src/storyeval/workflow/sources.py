@@ -19,9 +19,10 @@ class Pinned:
             "s3": config["s3"],
             "datasets": {
                 "files": {
-                    name: {"path": name + Path(entry["url"]).suffix, "url": entry["url"], "sha256": entry["sha256"]}
-                    for name, entry in config["datasets"].items()
-                    if "url" in entry
+                    key: {"path": key + Path(part["url"]).suffix, "url": part["url"], "sha256": part["sha256"]}
+                    for name in config["datasets"]
+                    for key, part in self.table_parts(name)
+                    if "url" in part
                 }
             },
         }
@@ -48,9 +49,22 @@ class Pinned:
                         "mirrors": self.mirrors(source)}
         raise InputError(f"no pinned {source} file is called {file!r}; fix: add it to config.yaml")
 
+    def table_parts(self, dataset: str) -> list[tuple[str, Mapping]]:
+        """(key under source "datasets", entry) of each file of a dataset: the entry itself, or each part of its
+        `files:` (keys <dataset>-1, <dataset>-2, ...)."""
+        entry = self.config["datasets"][dataset]
+        return [(f"{dataset}-{index + 1}", part) for index, part in enumerate(entry["files"])] if entry.get(
+            "files") else [(dataset, entry)]
+
     def text_source(self, dataset: str) -> str:
         """A dataset's input file: a pinned release's fetched copy, the user's local file, or its fetched URL."""
         entry = self.config["datasets"][dataset]
         if "file" in entry:
             return self.path(*entry["file"].split("/"))
         return entry.get("path") or self.path("datasets", dataset)
+
+    def text_sources(self, dataset: str) -> list[str]:
+        """A dataset's input files, in order: `text_source`, or each part's of a table given as `files:`."""
+        if not self.config["datasets"][dataset].get("files"):
+            return [self.text_source(dataset)]
+        return [part.get("path") or self.path("datasets", key) for key, part in self.table_parts(dataset)]

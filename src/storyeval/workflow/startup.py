@@ -62,16 +62,19 @@ def find_released_scores(pinned: Pinned, verified: MutableMapping, recorded: str
 
 
 def check_local_tables(config, sources: ConfigSources) -> None:
-    """Each dataset read from a local path exists (relative to the working directory) and matches its sha256."""
+    """Each dataset file read from a local path (`path:`, or a part's under `files:`) exists (relative to the
+    working directory) and matches its sha256."""
     for name, dataset in config["datasets"].items():
-        if "path" not in dataset:
-            continue
-        key = key_name(sources, f"datasets.{name}.path")
-        if not Path(dataset["path"]).is_file():
-            raise InputError(f"{key}: no file {dataset['path']} (relative to {os.getcwd()}); fix: correct the path, "
-                             "or run from the directory it is relative to")
-        verify(Path(dataset["path"]), dataset["sha256"], f"{key} {dataset['path']}",
-               "if you changed the file on purpose, set sha256: to the new value")
+        parts = [(f"datasets.{name}.files[{index}]", part) for index, part in enumerate(dataset.get("files") or [])]
+        for where, part in [(f"datasets.{name}", dataset), *parts]:
+            if "path" not in part:
+                continue
+            key = key_name(sources, f"{where}.path")
+            if not Path(part["path"]).is_file():
+                raise InputError(f"{key}: no file {part['path']} (relative to {os.getcwd()}); fix: correct the path, "
+                                 "or run from the directory it is relative to")
+            verify(Path(part["path"]), part["sha256"], f"{key} {part['path']}",
+                   "if you changed the file on purpose, set sha256: to the new value")
 
 
 def check_metric_names(config, released: pd.DataFrame | None, sources: ConfigSources) -> None:
@@ -134,11 +137,15 @@ def fit_tables(config, datasets: Iterable[str], pinned: Pinned) -> tuple[dict[st
     for name in [name for name in datasets if config["datasets"][name]["kind"] == "table"]:
         entry = config["datasets"][name]
         declared = describe(entry, name)
-        path = entry.get("path") or pinned.path("datasets", name)
+        paths = pinned.text_sources(name)
         found = []
-        if Path(path).is_file():
-            data, found = load_fitted(entry, name, path)
+        if all(Path(path).is_file() for path in paths):
+            data, found = load_fitted(entry, name, paths)
             fitted[name] = fitted_description(declared, data)
+            if not declared.criteria and fitted[name].criteria:  # layout long, no columns.criteria: the file's
+                found.insert(0, f"criteria {', '.join(fitted[name].criteria)} (every value of the criterion "
+                                "column; columns.criteria lists none)")
+                declared = fitted[name]
         lacks = declared.lacks(reference_based) + found
         if lacks:
             notes.append(f"dataset {name}: " + "; ".join(lacks))
