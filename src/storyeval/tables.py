@@ -24,11 +24,12 @@ def tab4_system_means(means: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cells(top: pd.DataFrame) -> pd.Series:
-    return top["label"] + " (" + (100 * top["abs_r"]).round().astype(int).astype(str) + ")"
+    return top["label"] + " (" + (100 * top["ranked_r"]).round().astype(int).astype(str) + ")"
 
 
 def tab5_top_pearson(top: pd.DataFrame, k: int = 3) -> pd.DataFrame:
-    """Criteria x (story 1..k, system 1..k): the top metrics by |Pearson| with |r| in percent."""
+    """Criteria x (story 1..k, system 1..k): the top metrics by Pearson, with the r they rank by in percent
+    (`ranking.ranked_r`: r after orientation, or |r| as HANNA)."""
     chosen = top[(top["coefficient"] == "pearson") & (top["rank"] <= k)]
     return _grid(chosen, "level", {"story": "Story", "system": "System"})
 

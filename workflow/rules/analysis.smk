@@ -60,6 +60,7 @@ rule rankings:
         sources=script_digest("rankings.py"),
         top_k=config["analysis"]["top_k"],
         borda_ties=config["analysis"]["borda_ties"],
+        orientation=config["analysis"]["orientation"],
     script:
         "../scripts/rankings.py"
 

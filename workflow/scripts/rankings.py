@@ -6,8 +6,11 @@ from storyeval.io import log_to, read_table, write_csv
 log = log_to(snakemake.log[0])
 correlations = read_table(snakemake.input.correlations, ["kind", "level", "coefficient", "x", "y", "r", "n"],
                           round_trip=True)
-registry = read_table(snakemake.input.registry, ["slug", "label", "order", "degenerate_release"])
-top, counts = rankings(correlations, registry, snakemake.params.top_k, snakemake.params.borda_ties)
+registry = read_table(snakemake.input.registry, ["slug", "label", "order", "degenerate_release", "direction"])
+p = snakemake.params
+top, counts = rankings(correlations, registry, p.top_k, p.borda_ties, p.orientation)
 write_csv(top, snakemake.output.top)
 write_csv(counts, snakemake.output.borda)
+log.info("ranked by %s", "r after orientation (lower-is-better metrics negated)" if p.orientation == "oriented"
+         else "|r| (HANNA)")
 log.info("Borda top: %s", counts.groupby("level").head(1)[["level", "label", "borda"]].to_dict("records"))
