@@ -180,9 +180,8 @@ def kemeny_table(
     borda_table = borda(frame, levels, orientation=orientation)
     consensus, summary = [], []
     for name, members in levels.items():
-        wide = frame[frame["level"].isin(members)].pivot(index=["level", "coefficient", "y"], columns="x", values="ranked_r")[
-            metrics
-        ]
+        rows = frame[frame["level"].isin(members)]
+        wide = rows.pivot(index=["level", "coefficient", "y"], columns="x", values="ranked_r")[metrics]
         costs = preference_costs(wide.to_numpy())
         ranked = borda_table[borda_table["level"] == name]
         borda_order = np.asarray([metrics.index(metric) for metric in ranked["metric"]])

@@ -304,8 +304,9 @@ WILLIAMS_MODES = {"none": ("story", "pooled"), "item": ("story", "per_prompt"), 
 
 def judge_williams_table(meta: MetaSet, groupings: list[str], best_k: int) -> pd.DataFrame:
     """Williams tests (Pearson, one-sided) of every LLM-judge column against each of the `best_k` metrics with the
-    largest r after orientation (the MetaSet's columns are oriented), both ways (judge > metric, metric > judge), per grouping and criterion, with BH-adjusted p-values
-    (one family per grouping and criterion, as Chhun, Suchanek & Clavel 2024 adjust theirs)."""
+    largest r after orientation (the MetaSet's columns are oriented), both ways (judge > metric, metric > judge), per
+    grouping and criterion, with BH-adjusted p-values (one family per grouping and criterion, as Chhun, Suchanek &
+    Clavel 2024 adjust theirs)."""
     tables = []
     judged = set(meta.registry.loc[meta.registry["family"] == FAMILY, "slug"])
     for grouping_name in groupings:
