@@ -55,7 +55,7 @@ def test_every_analysis_ranking_names_the_same_best_metric(cubes):
     assert set(top.loc[top["rank"] == 1, "metric"]) == {BEST}  # Tab. 5, 8, 9: every level, coefficient, criterion
     assert set(borda.loc[borda["rank"] == 1, "metric"]) == {BEST}  # Tab. 6, every level
     assert set(consensus.loc[consensus["kemeny_rank"] == 1, "metric"]) == {BEST}
-    assert top.set_index(["level", "coefficient", "criterion", "metric"])["ranked_r"].xs("wrong-way", level=3).lt(0).all()
+    assert top.loc[top["metric"] == "wrong-way", "ranked_r"].lt(0).all()  # strong, but against its direction
     tab5 = tables.tab5_top_pearson(top, 1)
     assert tab5[["Story 1", "System 1"]].map(lambda cell: cell.startswith("Distance (")).all().all()
 
