@@ -56,7 +56,7 @@ def test_outputs_hold_the_papers_numbers(finished_run):
     means = pd.read_csv(base / "system_means.csv")
     assert set(means.loc[means.best, "system"]) == {"Human"}
     top = pd.read_csv(base / "top_metrics.csv")
-    assert set(top.columns) >= {"level", "coefficient", "criterion", "rank", "metric", "label", "abs_r"}
+    assert set(top.columns) >= {"level", "coefficient", "criterion", "rank", "metric", "label", "ranked_r"}
 
 
 def test_every_figure_and_table_rendered(finished_run):
