@@ -204,6 +204,8 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
     ({"datasets.hanna-llm.metrics": ["datastats", "textstats"]}, "datasets.hanna-llm.metrics: datastats and "
      "textstats both write column 'text-length'; fix: list one of them (datastats computes textstats's columns"),
     ({"metric_params.chrf": {"order": 6}}, "metric_params.chrf: unknown parameter(s) ['order']; fix: use"),
+    ({"metric_directions": {"Txt length": "lower"}},
+     "metric_directions: unknown metric 'Txt length'; fix: use a metric column's slug or label"),
 ])
 def test_inconsistent_config(changes, message):
     with pytest.raises(InputError) as error:
