@@ -26,6 +26,7 @@ from scipy import stats
 
 from storyeval.errors import InputError
 from storyeval.stats.correlation import correlate, story_level, system_level
+from storyeval.stats.ranking import DIRECTIONS
 
 STORY_MODES = ("per_prompt", "pooled")
 
@@ -123,15 +124,14 @@ def orientation_signs(r_mc: np.ndarray, directions: list[str] | None, orientatio
     """[M, C] signs that turn each metric's r into the value it ranks by (stats.ranking.ranked_r)."""
     if orientation == "absolute":
         return np.where(r_mc < 0, -1.0, 1.0)  # r = 0 counts as positive: any orientation is valid there
-    if orientation != "oriented" or directions is None or len(directions) != len(r_mc) or not set(directions) <= {
-        "higher", "lower"
-    }:
+    given = [] if directions is None else list(directions)
+    if orientation != "oriented" or len(given) != len(r_mc) or not set(given) <= set(DIRECTIONS):
         raise InputError(
-            f"williams_table: orientation {orientation!r} with {0 if directions is None else len(directions)} "
+            f"williams_table: orientation {orientation!r} with {len(given)} "
             f"directions for {len(r_mc)} metrics; fix: 'absolute', or 'oriented' with the registry's direction "
             "(higher or lower) of every metric"
         )
-    return np.broadcast_to(np.where(np.asarray(directions) == "lower", -1.0, 1.0)[:, None], r_mc.shape)
+    return np.broadcast_to(np.where(np.asarray(given) == "lower", -1.0, 1.0)[:, None], r_mc.shape)
 
 
 def williams_inputs(
