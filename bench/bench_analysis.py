@@ -77,11 +77,11 @@ def run(mirror: Path) -> dict[str, float]:
     tables.tab4_system_means(means), tables.tab5_top_pearson(top), tables.tab6_borda(counts)
     tables.tab89_top_by_coefficient(top, "story"), tables.tab89_top_by_coefficient(top, "system")
     lap("tables")
+    directions = released.registry.set_index("slug").loc[metrics.names, "direction"].tolist()
     for level in ["story", "system"]:
         r_mc, r_mm, n = williams_inputs(human.values, metrics.values, level, "pooled")
-        williams_table(r_mc, r_mm, n, metrics.names, human.names, level)
+        williams_table(r_mc, r_mm, n, metrics.names, human.names, level, directions)
     lap("Williams, both levels")
-    directions = released.registry.set_index("slug").loc[metrics.names, "direction"].tolist()
     bootstrap_f1(human.values, metrics.values, directions, metrics.names, human.names, 1000, 0)
     lap("paired bootstrap F1 (1,000)")
     correlation_intervals(human, metrics, ["story", "system"], ["pearson", "spearman", "kendall"], 1000, 0)

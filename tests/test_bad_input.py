@@ -215,6 +215,8 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
      "sha256: <the output of `sha256sum b.csv`>"),
     ({"datasets.crowd": {**CROWD, "files": [{**CROWD["files"][0], "url": "https://example.org/a.csv"}]}},
      "datasets.crowd.files[0].path: both path and url given; fix: give the file's local path: or its pinned url:"),
+    ({"metric_directions": {"Txt length": "lower"}},
+     "metric_directions: unknown metric 'Txt length'; fix: use a metric column's slug or label"),
 ])
 def test_inconsistent_config(changes, message):
     with pytest.raises(InputError) as error:

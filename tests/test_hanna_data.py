@@ -49,6 +49,7 @@ def test_released_file_parses(released):
         "BaryScore",
         "DepthScore",
         "InfoLM",
+        "Repetition",  # the share of repeated n-grams (docs/statistics.md, Orientation)
     }
     # spec check value: the first human story has Text length 248
     first = released.scores[(released.scores.metric == "text-length") & (released.scores.story_id == "p000-human")]

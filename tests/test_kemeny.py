@@ -89,7 +89,7 @@ def metric_criterion(hanna_correlations) -> pd.DataFrame:
 
 
 def test_kemeny_table_on_hanna(metric_criterion):
-    consensus, summary = kemeny_table(metric_criterion)
+    consensus, summary = kemeny_table(metric_criterion, orientation="absolute")  # HANNA's |r|: Tab. 6's Borda
     assert list(summary["level"]) == ["story", "system", "global"]
     assert list(summary["n_rankings"]) == [18, 18, 36] and set(summary["n_metrics"]) == {72}
     assert (summary["method"] == "exact").all()
@@ -101,12 +101,12 @@ def test_kemeny_table_on_hanna(metric_criterion):
     order = [names.index(metric) for metric in story["metric"]]
     assert loop_score(order, wide.to_numpy()) == summary.loc[0, "kemeny_score"]
     assert story.iloc[0]["metric"] == "chrf" and story.iloc[0]["borda_rank"] == 1  # Tab. 6: chrF tops Borda
-    again = kemeny_table(metric_criterion)
+    again = kemeny_table(metric_criterion, orientation="absolute")
     pd.testing.assert_frame_equal(again[0], consensus)
 
 
 def test_local_search_never_worse_than_borda(metric_criterion):
-    _, summary = kemeny_table(metric_criterion, dp_limit=0, ilp_time_limit=0)
+    _, summary = kemeny_table(metric_criterion, dp_limit=0, ilp_time_limit=0, orientation="absolute")
     assert (summary["method"] == "local-search").all()
     assert (summary["kemeny_score"] <= summary["borda_score"]).all()
     for seed in range(5):

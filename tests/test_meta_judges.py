@@ -68,7 +68,7 @@ def test_borda_counts_equal_a_loop_and_kemeny_is_no_worse_than_borda():
         points = {}
         rows = correlations[correlations["grouping"].isin(members)]
         for _, ranking in rows.groupby(["grouping", "coefficient", "criterion"]):
-            strength = dict(zip(ranking["metric"].map(items), ranking["r"].abs()))
+            strength = dict(zip(ranking["metric"].map(items), ranking["r"]))  # r of oriented columns, as is
             assert len(strength) == 12  # every item in every ranking
             for item, value in strength.items():  # points: items strictly below, half of the ties
                 below = sum(other < value for other in strength.values())
@@ -113,15 +113,15 @@ def test_judge_williams_equals_scipy_pearson_and_the_formula(grouping):
             flat = {name: v.mean(axis=0) for name, v in values.items()}
             target = human.mean(axis=0)
         r = {name: stats.pearsonr(v, target)[0] for name, v in flat.items()}
-        best = sorted((name for name in names if not name.startswith("judge")), key=lambda n: -abs(r[n]))[:2]
+        # the columns are oriented (m1 lower-is-better, negated): the best metrics have the largest r, not |r|
+        best = sorted((name for name in names if not name.startswith("judge")), key=lambda n: -r[n])[:2]
         judges = [name for name in names if name.startswith("judge")]
         rows = table[table["criterion"] == criterion]
         expected = {(j, m) for j in judges for m in best} | {(m, j) for j in judges for m in best}
         assert set(zip(rows["metric_a"], rows["metric_b"])) == expected
         for row in rows.itertuples():
             r_ab = stats.pearsonr(flat[row.metric_a], flat[row.metric_b])[0]
-            sign = np.sign(r[row.metric_a]) * np.sign(r[row.metric_b])
-            _, p = williams_test(abs(r[row.metric_a]), abs(r[row.metric_b]), r_ab * sign, len(target))
+            _, p = williams_test(r[row.metric_a], r[row.metric_b], r_ab, len(target))
             assert row.p == pytest.approx(float(p), rel=1e-9, abs=1e-12)
         assert (rows["p_bh"] >= rows["p"] - 1e-12).all()
         assert rows["p_bh"].to_numpy() == pytest.approx(stats.false_discovery_control(rows["p"].to_numpy()))

@@ -77,6 +77,9 @@ def test_meta_outputs(runs):
     for grouping in ("none", "item", "system"):
         tests = read(workdir, f"meta/perm_both_{grouping}.csv")
         assert (tests["p_bh"] >= tests["p"] - 1e-12).all() and tests["permutations"].le(50).all()
+        # (k + 1) / (n + 1): never 0, and never below the resolution of the permutations the pair ran
+        assert (tests["p"] >= tests["p_min"]).all()
+        assert tests["p_min"].to_numpy() == pytest.approx(1 / (tests["permutations"].to_numpy() + 1), rel=1e-9)
         clusters = read(workdir, f"meta/clusters_{grouping}.csv")
         assert clusters.groupby("criterion")["rank"].min().eq(1).all()
         assert clusters.groupby("criterion")["rank"].apply(lambda rank: rank.is_monotonic_increasing).all()

@@ -202,7 +202,8 @@ def test_topk_lines_reversed_axis_and_legend_outside(hanna):
 
 
 def test_ranking_bars_show_the_published_story_level_borda_top(hanna):
-    counts = borda(hanna["table"][hanna["table"]["kind"] == "metric_criterion"], {"story": ["story"]})
+    counts = borda(hanna["table"][hanna["table"]["kind"] == "metric_criterion"], {"story": ["story"]},
+                   orientation="absolute")  # HANNA's |r|
     figure = ranking_comparison(counts, "Borda", top=5)
     ax = figure.axes[0]
     names = [label.get_text() for label in ax.get_yticklabels()]

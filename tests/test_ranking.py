@@ -3,6 +3,7 @@ import pandas as pd
 import pytest
 from scipy.stats import rankdata
 
+from storyeval.errors import InputError
 from storyeval.stats.ranking import borda, borda_points, top_metrics
 
 
@@ -37,11 +38,16 @@ def test_borda_sums_points_over_rankings_by_hand():
             ("story", "pearson", "RE", "c", -0.8),
         ]
     )
-    result = borda(table, {"story": ["story"]}).set_index("metric")
-    # a: 2 + 0, b: 1 + 1, c: 0 + 2 -> all tie at 2: every metric gets rank 1
+    result = borda(table, {"story": ["story"]}, orientation="absolute").set_index("metric")
+    # by |r|: a: 2 + 0, b: 1 + 1, c: 0 + 2 -> all tie at 2: every metric gets rank 1
     assert result["borda"].to_dict() == {"a": 2.0, "b": 2.0, "c": 2.0}
     assert set(result["rank"]) == {1}
     assert (result["rankings"] == 2).all()
+    # by r after orientation, b lower-is-better (-r: 0.5, -0.3), so c's -0.8 is now last: a 2 + 2, b 1 + 1, c 0 + 0
+    oriented = borda(table.assign(direction=["higher", "lower", "higher"] * 2), {"story": ["story"]})
+    assert oriented.set_index("metric")["borda"].to_dict() == {"a": 4.0, "b": 2.0, "c": 0.0}
+    with pytest.raises(InputError, match="direction"):
+        borda(table, {"story": ["story"]})  # oriented ranks need the registry's direction
 
 
 def test_released_story_borda_top_three_matches_paper(released, hanna_cubes):
@@ -51,7 +57,7 @@ def test_released_story_borda_top_three_matches_paper(released, hanna_cubes):
     table = metric_criterion_table(
         correlation_table(human, metrics, ["story", "system"], ["pearson", "spearman", "kendall"]), released.registry
     )
-    counts = borda(table, BORDA_LEVELS)
+    counts = borda(table, BORDA_LEVELS, orientation="absolute")  # HANNA ranked by |r|
     story = counts[counts["level"] == "story"].head(3)
     # HANNA Tab. 6, story level: chrF 1237, S3-Pyramid 1198, ROUGE-1 Recall 1186
     assert story["metric"].tolist() == ["chrf", "s3-pyramid", "rouge-1-recall"]
@@ -59,7 +65,7 @@ def test_released_story_borda_top_three_matches_paper(released, hanna_cubes):
     assert counts.groupby("level")["rankings"].first().to_dict() == {"global": 36, "story": 18, "system": 18}
 
 
-def test_top_metrics_sorted_by_absolute_r_with_registry_tie_break():
+def test_top_metrics_sorted_by_ranked_r_with_registry_tie_break():
     table = _table(
         [
             ("system", "pearson", "RE", "a", 0.5),
@@ -67,6 +73,11 @@ def test_top_metrics_sorted_by_absolute_r_with_registry_tie_break():
             ("system", "pearson", "RE", "c", 0.7),
         ]
     )
-    top = top_metrics(table, 2)
+    top = top_metrics(table, 2, "absolute")
     assert top["metric"].tolist() == ["c", "a"]
-    assert top["abs_r"].tolist() == pytest.approx([0.7, 0.5])
+    assert top["ranked_r"].tolist() == pytest.approx([0.7, 0.5])
+    # b lower-is-better: its r -0.5 is agreement (0.5 after orientation), tied with a and behind it in registry order;
+    # c lower-is-better: its r 0.7 is disagreement and ranks last
+    oriented = top_metrics(table.assign(direction=["higher", "lower", "lower"]), 3)
+    assert oriented["metric"].tolist() == ["a", "b", "c"]
+    assert oriented["ranked_r"].tolist() == pytest.approx([0.5, 0.5, -0.7])

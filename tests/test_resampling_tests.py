@@ -55,9 +55,9 @@ def test_perm_both_equals_a_loop_over_the_same_swaps(grouping, coefficient):
         row = table[(table.metric_a == name[0]) & (table.metric_b == name[1])].iloc[0]
         back = table[(table.metric_a == name[1]) & (table.metric_b == name[0])].iloc[0]
         assert row.delta == pytest.approx(observed, abs=1e-12) and back.delta == pytest.approx(-observed, abs=1e-12)
-        assert row.p == np.mean(np.asarray(null) >= observed - 1e-12)
-        assert back.p == np.mean(np.asarray(null) <= observed + 1e-12)
-        assert row.permutations == 40
+        assert row.p == (np.sum(np.asarray(null) >= observed - 1e-12) + 1) / 41  # Phipson & Smyth's (k + 1) / (n + 1)
+        assert back.p == (np.sum(np.asarray(null) <= observed + 1e-12) + 1) / 41
+        assert row.permutations == 40 and row.p_min == 1 / 41
 
 
 @pytest.mark.parametrize("coefficient", ["pearson", "kendall"])
@@ -76,7 +76,7 @@ def test_system_perm_systems_swaps_the_system_means(coefficient):
                          - f(np.where(w, z[:, i], z[:, j]), gold).statistic for w in masks])
         row = table[(table.metric_a == name[0]) & (table.metric_b == name[1])].iloc[0]
         assert row.delta == pytest.approx(observed, abs=1e-12)
-        assert row.p == np.mean(null >= observed - 1e-12)
+        assert row.p == (np.sum(null >= observed - 1e-12) + 1) / 61
     cells = permutation.perm_both(human, scores, ["a", "b", "c"], "system", coefficient, n_permutations=60, seed=4)
     assert not np.array_equal(cells["p"], table["p"])  # the two nulls differ
     with pytest.raises(InputError, match="system_perm"):
@@ -121,6 +121,28 @@ def test_perm_both_p_agrees_with_scipy_exact_permutation_test():
     ).pvalue
     ours = permutation.perm_both(human, scores, ["a", "b"], "none", n_permutations=20000, seed=3).iloc[0].p
     assert abs(ours - exact) < 4 * np.sqrt(exact * (1 - exact) / 20000) + 1e-9
+
+
+def test_permutation_p_is_never_zero_and_matches_scipy_random_permutations():
+    """A metric far better than another: no permutation reaches the observed delta, p = 1 / (n + 1), not 0, as
+    scipy.stats.permutation_test gives for random (not exhaustive) permutations (Phipson & Smyth 2010)."""
+    rng = np.random.default_rng(21)
+    human = rng.normal(size=(40, 5))
+    scores = np.stack([human + rng.normal(scale=0.1, size=human.shape), rng.normal(size=human.shape)], axis=-1)
+    table = permutation.perm_both(human, scores, ["good", "noise"], "none", n_permutations=300, seed=2)
+    good = table.set_index("metric_a").loc["good"]
+    assert good.p == 1 / 301 == good.p_min and (table["p"] > 0).all()
+    z = stats.zscore(scores.reshape(-1, 2), axis=0)
+    scipy_p = stats.permutation_test(
+        (z[:, 0], z[:, 1]),
+        lambda a, b, axis=-1: np.array([stats.pearsonr(row, human.ravel()).statistic for row in np.atleast_2d(a)])
+        - np.array([stats.pearsonr(row, human.ravel()).statistic for row in np.atleast_2d(b)]),
+        permutation_type="samples", vectorized=True, n_resamples=300, alternative="greater", random_state=0,
+    ).pvalue
+    assert scipy_p == good.p
+    early = permutation.perm_both(human, scores, ["good", "noise"], "none", n_permutations=300, seed=2, block=100,
+                                  early_stop=(0.02, 0.5))
+    assert (early["permutations"] == 100).all() and (early["p_min"] == 1 / 101).all() and (early["p"] > 0).all()
 
 
 def test_early_stopping_stops_exactly_the_pairs_outside_the_window():
@@ -243,7 +265,7 @@ def test_pairwise_pvalues_equal_a_loop_and_scipy_exact_test():
     flips = np.where(np.random.default_rng(5).random((30000, 10)) < 0.5, -1.0, 1.0)
     for k, (i, j) in enumerate(itertools.combinations(range(3), 2)):
         diff = scores[:, i, 0] - scores[:, j, 0]
-        assert p[k, 0] == np.mean(flips @ diff >= diff.sum() - 1e-9)
+        assert p[k, 0] == (np.sum(flips @ diff >= diff.sum() - 1e-9) + 1) / 30001
         exact = stats.permutation_test(
             (scores[:, i, 0], scores[:, j, 0]),
             lambda a, b, axis=-1: np.sum(a - b, axis=axis),

@@ -62,7 +62,7 @@ def test_table_orients_by_signs_and_matches_scalar():
     metrics, criteria = ["m1", "m2", "m3"], ["c1", "c2"]
     r_mc = np.array([[0.8, -0.6], [-0.5, 0.4], [0.3, np.nan]])
     r_mm = np.array([[1.0, -0.4, 0.2], [-0.4, 1.0, 0.1], [0.2, 0.1, 1.0]])
-    table = williams_table(r_mc, r_mm, 12, metrics, criteria, "system")
+    table = williams_table(r_mc, r_mm, 12, metrics, criteria, "system", orientation="absolute")
     assert len(table) == 3 * 2 * 2
     assert list(table.columns) == [
         "level",
@@ -72,6 +72,8 @@ def test_table_orients_by_signs_and_matches_scalar():
         "r_a",
         "r_b",
         "r_ab",
+        "ranked_r_a",
+        "ranked_r_b",
         "r_ab_oriented",
         "n",
         "t",
@@ -87,6 +89,17 @@ def test_table_orients_by_signs_and_matches_scalar():
     nan_rows = table[(table.criterion == "c2") & ((table.metric_a == "m3") | (table.metric_b == "m3"))]
     assert len(nan_rows) == 4 and nan_rows.p.isna().all()
     assert table.loc[table.criterion == "c1", "p"].notna().all()
+    # Oriented by the registry: m2 lower-is-better. On c1 its r -0.5 is agreement (0.5), on c2 its r 0.4 is
+    # disagreement (-0.4), which the test takes as is instead of as |r|.
+    oriented = williams_table(r_mc, r_mm, 12, metrics, criteria, "system", ["higher", "lower", "higher"])
+    row = oriented[(oriented.criterion == "c1") & (oriented.metric_a == "m1") & (oriented.metric_b == "m2")].iloc[0]
+    assert (row.ranked_r_b, row.r_ab_oriented) == pytest.approx((0.5, 0.4))
+    assert (row.t, row.p) == pytest.approx(scalar_williams(0.8, 0.5, 0.4, 12))
+    row = oriented[(oriented.criterion == "c2") & (oriented.metric_a == "m2") & (oriented.metric_b == "m1")].iloc[0]
+    assert (row.ranked_r_a, row.ranked_r_b, row.r_ab_oriented) == pytest.approx((-0.4, -0.6, 0.4))
+    assert (row.t, row.p) == pytest.approx(scalar_williams(-0.4, -0.6, 0.4, 12))
+    with pytest.raises(InputError, match="direction"):
+        williams_table(r_mc, r_mm, 12, metrics, criteria, "system")
 
 
 def test_inputs_modes_against_scipy():
@@ -111,7 +124,8 @@ def test_full_size_table_vectorised():
     rng = np.random.default_rng(3)
     r_mc = rng.uniform(-0.9, 0.9, (72, 6))
     r_mm = np.corrcoef(rng.normal(size=(72, 200)))
-    table = williams_table(r_mc, r_mm, 10, [f"m{i}" for i in range(72)], [f"c{i}" for i in range(6)], "story")
+    table = williams_table(r_mc, r_mm, 10, [f"m{i}" for i in range(72)], [f"c{i}" for i in range(6)], "story",
+                           orientation="absolute")
     assert len(table) == 72 * 71 * 6
     row = table.iloc[12345]
     a, b, c = int(row.metric_a[1:]), int(row.metric_b[1:]), int(row.criterion[1:])
@@ -129,7 +143,7 @@ def test_williams_figure_matrix_shows_raw_or_bh_adjusted_p():
     rng = np.random.default_rng(5)
     human, metrics = rng.normal(size=(6, 10, 2)), rng.normal(size=(6, 10, 4))
     names, criteria = ["m0", "m1", "m2", "m3"], ["Relevance", "Coherence"]
-    tables = [williams_table(*williams_inputs(human, metrics, level), names, criteria, level)
+    tables = [williams_table(*williams_inputs(human, metrics, level), names, criteria, level, ["higher"] * 4)
               for level in ("story", "system")]
     table = with_bh(pd.concat(tables, ignore_index=True), "p", ["level", "criterion"])
     order = ["m2", "m0", "m3", "m1"]

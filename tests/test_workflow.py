@@ -47,8 +47,10 @@ def test_outputs_hold_the_papers_numbers(finished_run):
     base = finished_run / "results/hanna/released"
     borda = pd.read_csv(base / "borda.csv")
     story = borda[borda.level == "story"].sort_values("rank").head(3)
-    assert story["label"].tolist() == ["chrF", "S3-Pyramid", "ROUGE-1 Recall"]
-    assert story["borda"].tolist() == pytest.approx([1237, 1198, 1186])
+    assert story["label"].tolist() == ["chrF", "S3-Pyramid", "ROUGE-1 Recall"]  # HANNA Tab. 6's story top 3
+    # HANNA's counts are 1237, 1198, 1186 by |r| (tests/test_ranking.py, the paper-exact profile); the default ranks
+    # by r after orientation, where a distance or repetition share that rises with quality no longer scores high
+    assert story["borda"].tolist() == pytest.approx([1240, 1204, 1189])
     correlations = pd.read_csv(base / "correlations.csv")
     assert set(correlations.columns) >= {"level", "coefficient", "x", "y", "r", "n"}
     # 2 levels x 3 coefficients x (6x6 + 72x6 + 72x72)
@@ -56,7 +58,7 @@ def test_outputs_hold_the_papers_numbers(finished_run):
     means = pd.read_csv(base / "system_means.csv")
     assert set(means.loc[means.best, "system"]) == {"Human"}
     top = pd.read_csv(base / "top_metrics.csv")
-    assert set(top.columns) >= {"level", "coefficient", "criterion", "rank", "metric", "label", "abs_r"}
+    assert set(top.columns) >= {"level", "coefficient", "criterion", "rank", "metric", "label", "ranked_r"}
 
 
 def test_every_figure_and_table_rendered(finished_run):

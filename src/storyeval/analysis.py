@@ -82,15 +82,15 @@ def system_variant(correlations: pd.DataFrame, human: Cube, metrics: Cube, coeff
     return pd.concat([kept, system], ignore_index=True)
 
 
-def rankings(correlations: pd.DataFrame, registry: pd.DataFrame, top_k: int,
-             borda_ties: str = "average") -> tuple[pd.DataFrame, pd.DataFrame]:
+def rankings(correlations: pd.DataFrame, registry: pd.DataFrame, top_k: int, borda_ties: str = "average",
+             orientation: str = "oriented") -> tuple[pd.DataFrame, pd.DataFrame]:
     """(Tab. 5, 8, 9's top `top_k` metrics per criterion; Tab. 6's Borda counts of each BORDA_LEVELS group whose
     levels the correlations have, `borda_ties` as stats.ranking.borda_points), each metric with its label (a
-    degenerate release marked †, keeping its rank)."""
+    degenerate release marked †, keeping its rank); both rank by stats.ranking.ranked_r under `orientation`."""
     table = metric_criterion_table(correlations, registry)
     groups = {name: levels for name, levels in BORDA_LEVELS.items() if set(levels) <= set(table["level"])}
-    return (with_labels(top_metrics(table, top_k), registry),
-            with_labels(borda(table, groups, borda_ties), registry))
+    return (with_labels(top_metrics(table, top_k, orientation), registry),
+            with_labels(borda(table, groups, borda_ties, orientation), registry))
 
 
 def system_means(stories: pd.DataFrame, ratings: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
@@ -130,9 +130,11 @@ def system_means(stories: pd.DataFrame, ratings: pd.DataFrame, level: float = 0.
 
 
 def metric_criterion_table(correlations: pd.DataFrame, registry: pd.DataFrame) -> pd.DataFrame:
-    """The metric x criterion rows of a correlation table, with each metric's registry order."""
+    """The metric x criterion rows of a correlation table, with each metric's registry order (and direction, where
+    the registry has it: what oriented rankings need)."""
     table = correlations[correlations["kind"] == "metric_criterion"]
-    return table.merge(registry[["slug", "order"]], left_on="x", right_on="slug").drop(columns="slug")
+    kept = [column for column in ("slug", "order", "direction") if column in registry]
+    return table.merge(registry[kept], left_on="x", right_on="slug").drop(columns="slug")
 
 
 def with_labels(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric") -> pd.DataFrame:

@@ -39,6 +39,9 @@ SWITCHES = {
     "analysis.system_coefficients": "the papers' scipy coefficients differ from storyeval's vectorised ones in the "
                                     "last bit, which decides how a Wilcoxon test ranks equal |r| differences "
                                     "(analysis.system_coefficients: scipy)",
+    "analysis.orientation": "HANNA's tables rank metrics by |r| (analysis.orientation: absolute), storyeval by r "
+                            "after orientation (a lower-is-better metric's r negated), so a metric that correlates "
+                            "against its own direction ranks low instead of high",
     "analysis.borda_ties": "HANNA's Borda points order equal |r| by numpy's 2022 quicksort "
                            "(analysis.borda_ties: ordinal), storyeval shares average ranks by default",
     "reanalysis.system_ties": "Mendras & Nietge's system means keep the real ties that HANNA's floats broke "
@@ -195,7 +198,8 @@ def reproduce(inputs: Inputs, switches: Mapping[str, object], cache: dict | None
     hanna = as_written(correlations(ties), backend)
     mendras = correlations(mendras_ties) if reanalysis_recomputes(mendras_ties, ties) else hanna
     labels = dict(zip(inputs.registry["slug"], inputs.registry["label"]))
-    top, counts = rankings(hanna, inputs.registry, len(labels), switches["analysis.borda_ties"])
+    top, counts = rankings(hanna, inputs.registry, len(labels), switches["analysis.borda_ties"],
+                           switches["analysis.orientation"])
     subset = switches["reanalysis.top_k_metrics"]
     top_k, agreement = mendras_nietge(
         mendras[mendras["level"] == "system"],
@@ -212,7 +216,7 @@ def reproduce(inputs: Inputs, switches: Mapping[str, object], cache: dict | None
 
     return {
         "criteria": hanna[hanna["kind"] == "criteria"].set_index(["level", "coefficient", "x", "y"])["r"],
-        "top": ranked(top, ["level", "coefficient", "criterion"]),
+        "top": ranked(top, ["level", "coefficient", "criterion"], "ranked_r"),
         "mendras": ranked(top_k, ["coefficient", "criterion"]),
         "borda": ranked(counts[counts["level"] != "global"], "level", "borda", 1),
         "wilcoxon": agreement.set_index(["criterion", "coefficient_a", "coefficient_b"])["wilcoxon_statistic"],
@@ -501,6 +505,14 @@ def _borda_ties_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Ma
     return any(len(set(ranked.values)) < len(ranked.values) for ranked in runs["default"]["top"].values())
 
 
+def _orientation_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> bool:
+    """Some metric correlates against its own direction in the default run (a negative oriented r), where |r|
+    and r after orientation rank differently."""
+    return default["analysis.orientation"] == "oriented" and any(
+        min(ranked.values) < 0 for ranked in runs["default"]["top"].values()
+    )
+
+
 def _subset_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> bool:
     """The default ranks every metric, more than the notebook's 17."""
     return all(len(ranked.labels) == len(inputs.registry) > 17 for ranked in runs["default"]["mendras"].values())
@@ -513,6 +525,7 @@ def claims_hold(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping)
         **_ties_claims(inputs, default, runs, cache),
         "analysis.system_coefficients": _last_bit_claim(inputs, default, runs, cache),
         "analysis.borda_ties": _borda_ties_claim(inputs, default, runs, cache),
+        "analysis.orientation": _orientation_claim(inputs, default, runs, cache),
         "reanalysis.top_k_metrics": _subset_claim(inputs, default, runs, cache),
     }
 

@@ -120,6 +120,9 @@ def check_consistency(config: Mapping, sources: ConfigSources = ConfigSources())
                              f"use one of {', '.join(SOURCES)}")
     check_model_names(config, sources)
     check_datasets(config, sources)
+    from storyeval.metrics.catalog import resolve_directions  # imports every metric module (light, catalog)
+
+    resolve_directions(config["metric_directions"], f"{sources.origin('metric_directions')} metric_directions")
 
 
 def check_model_names(config: Mapping, sources: ConfigSources) -> None:

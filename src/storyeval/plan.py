@@ -151,11 +151,11 @@ def paired_targets(base: str, shape: Mapping) -> list[str]:
 # figures.smk, named fig_<family> and tables_<family>), their files, inputs and settings.
 
 TABLES = {  # name -> (the statistics it reads, the config analysis settings it reads)
-    "tab6_borda": (["borda"], ["top_k"]),
-    "kemeny_consensus": (["kemeny", "kemeny_summary"], ["top_k"]),
-    "tab8_top5_story": (["top_metrics"], ["top_k"]),
-    "tab5_top3_pearson": (["top_metrics"], ["tab5_top_k"]),
-    "tab9_top5_system": (["top_metrics"], ["top_k"]),
+    "tab6_borda": (["borda"], ["top_k", "orientation"]),
+    "kemeny_consensus": (["kemeny", "kemeny_summary"], ["top_k", "orientation"]),
+    "tab8_top5_story": (["top_metrics"], ["top_k", "orientation"]),
+    "tab5_top3_pearson": (["top_metrics"], ["tab5_top_k", "orientation"]),
+    "tab9_top5_system": (["top_metrics"], ["top_k", "orientation"]),
     "tab3_icc": (["icc"], []),
     "tab4_system_means": (["system_means"], []),
     **{name: ([name], []) for name in REANALYSES},

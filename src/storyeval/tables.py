@@ -25,8 +25,8 @@ def tab4_system_means(means: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cells(top: pd.DataFrame) -> pd.Series:
-    """`label (|r| in %)`, and `[confound: ...]` where storyeval.stats.confounds flagged the correlation."""
-    cells = top["label"] + " (" + (100 * top["abs_r"]).round().astype(int).astype(str) + ")"
+    """`label (ranked r in %)`, and `[confound: ...]` where storyeval.stats.confounds flagged the correlation."""
+    cells = top["label"] + " (" + (100 * top["ranked_r"]).round().astype(int).astype(str) + ")"
     if "confound" not in top:
         return cells
     words = top["confound"].fillna("").astype(str)
@@ -34,7 +34,8 @@ def _cells(top: pd.DataFrame) -> pd.Series:
 
 
 def tab5_top_pearson(top: pd.DataFrame, k: int = 3) -> pd.DataFrame:
-    """Criteria x (story 1..k, system 1..k): the top metrics by |Pearson| with |r| in percent."""
+    """Criteria x (story 1..k, system 1..k): the top metrics by Pearson, with the r they rank by in percent
+    (`ranking.ranked_r`: r after orientation, or |r| as HANNA)."""
     chosen = top[(top["coefficient"] == "pearson") & (top["rank"] <= k)]
     return _grid(chosen, "level", {"story": "Story", "system": "System"})
 

@@ -63,6 +63,7 @@ rule rankings:
         borda_ties=config["analysis"]["borda_ties"],
         # The story level pools the systems' stories (two systems, or none): the system flag applies to it.
         pooled=lambda wildcards: not RUN.structure(wildcards.dataset, wildcards.scoreset)["systems"],
+        orientation=config["analysis"]["orientation"],
     script:
         "../scripts/rankings.py"
 

@@ -33,6 +33,7 @@ rule normalise_hanna:
         CORE_ENV
     params:
         sources=script_digest("normalise_hanna.py"),
+        metric_directions=config["metric_directions"],
     script:
         "../scripts/normalise_hanna.py"
 

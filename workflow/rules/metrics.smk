@@ -39,6 +39,7 @@ rule merge_scores:
         CORE_ENV
     params:
         sources=script_digest("merge_scores.py"),
+        metric_directions=config["metric_directions"],
     script:
         "../scripts/merge_scores.py"
 

@@ -18,6 +18,7 @@ rule williams:
         reference_system=HANNA["reference_system"],
         levels=dataset_levels,
         story_mode=config["stats"]["williams_story_mode"],
+        orientation=config["analysis"]["orientation"],
     script:
         "../scripts/williams.py"
 
@@ -170,6 +171,7 @@ rule kemeny:
     params:
         sources=script_digest("kemeny.py"),
         kemeny=config["stats"]["kemeny"],
+        orientation=config["analysis"]["orientation"],
     script:
         "../scripts/kemeny.py"
 

@@ -13,7 +13,8 @@ start = time.perf_counter()
 log = log_to(snakemake.log[0])
 inputs, params = snakemake.input, snakemake.params
 stories = read_table(inputs.stories, ["story_id", "prompt_id", "system"])
-registry = read_table(inputs.registry, ["slug", "label", "order", "degenerate_release"]).sort_values("order")
+registry = read_table(inputs.registry, ["slug", "label", "order", "degenerate_release", "direction"])
+registry = registry.sort_values("order")
 human, metrics = load_cubes(inputs, params.reference_system)
 humans = {False: human, True: human_cube(inputs, stories, metrics.systems, exact=True)}
 correlations = read_table(inputs.correlations, ["kind", "level", "coefficient", "x", "y", "r"], round_trip=True)

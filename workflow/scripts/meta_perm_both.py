@@ -14,6 +14,12 @@ tests, clusters = perm_both_table(
     meta, grouping, p["coefficient"], p["n_permutations"], p["seed"], early, best_k, p["alpha"], block,
     p["system_perm"],
 )
+if early:
+    log.info(
+        "early stop: after each block of %d permutations a pair stops once its p leaves [%s, %s]; p = (k + 1) / "
+        "(n + 1), so a stopped pair's smallest p is %.4g (column p_min); %d of %d tests stopped early",
+        block, *early, 1 / (block + 1), (tests["permutations"] < p["n_permutations"]).sum(), len(tests),
+    )
 write_csv(tests, snakemake.output.tests)
 write_csv(clusters, snakemake.output.clusters)
 log.info(

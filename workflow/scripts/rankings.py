@@ -7,11 +7,14 @@ from storyeval.stats.confounds import flagged
 log = log_to(snakemake.log[0])
 correlations = read_table(snakemake.input.correlations, ["kind", "level", "coefficient", "x", "y", "r", "n"],
                           round_trip=True)
-registry = read_table(snakemake.input.registry, ["slug", "label", "order", "degenerate_release"])
-top, counts = rankings(correlations, registry, snakemake.params.top_k, snakemake.params.borda_ties)
+registry = read_table(snakemake.input.registry, ["slug", "label", "order", "degenerate_release", "direction"])
+p = snakemake.params
+top, counts = rankings(correlations, registry, p.top_k, p.borda_ties, p.orientation)
 confounds = read_table(snakemake.input.confounds, ["coefficient", "metric", "criterion", "length", "confound"])
 top = flagged(top, confounds, {"coefficient": "coefficient", "metric": "metric", "criterion": "criterion"},
               top["level"] == "story", system=snakemake.params.pooled)
 write_csv(top, snakemake.output.top)
 write_csv(counts, snakemake.output.borda)
+log.info("ranked by %s", "r after orientation (lower-is-better metrics negated)" if p.orientation == "oriented"
+         else "|r| (HANNA)")
 log.info("Borda top: %s", counts.groupby("level").head(1)[["level", "label", "borda"]].to_dict("records"))

@@ -2,7 +2,15 @@
 
 from storyeval import tables
 from storyeval.io import log_to, read_table, write_csv, write_markdown
-from storyeval.plots.pages import DEGENERATE, TABLE_CAPTIONS, TABLES, caption_html, has_degenerate, write_table_page
+from storyeval.plots.pages import (
+    DEGENERATE,
+    ORIENTATION_NOTES,
+    TABLE_CAPTIONS,
+    TABLES,
+    caption_html,
+    has_degenerate,
+    write_table_page,
+)
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -27,6 +35,8 @@ BUILDERS = {
 for name in params.tables:
     table = BUILDERS[name]()
     title = TABLES[name][1]
+    if "orientation" in params.keys() and TABLE_CAPTIONS[name] in ("top_metrics", "borda", "kemeny"):
+        title = f"{title}; {ORIENTATION_NOTES[params.orientation]}"
     csv, md = snakemake.output[f"{name}_csv"], snakemake.output[f"{name}_md"]
     write_csv(table, csv)
     write_markdown(table, md, f"{title}; {DEGENERATE}" if has_degenerate(table) else title)

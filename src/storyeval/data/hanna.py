@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -140,10 +141,11 @@ def released_registry(path: str | Path) -> pd.DataFrame:
     return build_registry([column for column in header if is_metric_label(column)], str(path))
 
 
-def read_released_scores(path: str | Path) -> Released:
+def read_released_scores(path: str | Path, directions: Mapping[str, str] | None = None) -> Released:
+    """The released file as tidy tables; `directions` (slug -> direction) as `build_registry`."""
     columns = read_wide(path)
     criteria, _, metric_columns = classify(list(columns), str(path))
-    registry = build_registry(metric_columns, str(path))
+    registry = build_registry(metric_columns, str(path), directions)
     first = columns[criteria[0]]
     stories = pd.DataFrame(
         [

@@ -8,6 +8,7 @@ e.g. ``BLEU Ξ§`` or ``SUPERT-PS ¤ε``: Ξ reference-based, ¤ reference-free;
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -68,7 +69,7 @@ def is_metric_label(column: str) -> bool:
     return LABEL_PATTERN.match(column) is not None
 
 
-def parse_label(column: str, source: str = "<labels>") -> dict:
+def parse_label(column: str, source: str = "<labels>", directions: Mapping[str, str] | None = None) -> dict:
     match = LABEL_PATTERN.match(column)
     if match is None:
         raise InputError(
@@ -84,13 +85,16 @@ def parse_label(column: str, source: str = "<labels>") -> dict:
         "column": column,
         "reference": REFERENCE_MARKERS[match["ref"]],
         "family": FAMILY_MARKERS[match["family"]],
-        "direction": direction(slugify(name)),
+        "direction": direction(slugify(name), directions),
         "degenerate_release": name in DEGENERATE_RELEASED,
     }
 
 
-def build_registry(columns: list[str], source: str = "<labels>") -> pd.DataFrame:
-    rows = [parse_label(column, source) for column in columns]
+def build_registry(columns: list[str], source: str = "<labels>", directions: Mapping[str, str] | None = None
+                   ) -> pd.DataFrame:
+    """The registry of released metric labels; `directions` (slug -> direction: config metric_directions,
+    catalog.resolve_directions) overrides the directions the metric modules declare."""
+    rows = [parse_label(column, source, directions) for column in columns]
     registry = pd.DataFrame(rows, columns=REGISTRY_COLUMNS[:-1])
     registry["order"] = range(len(registry))
     duplicated = registry["slug"][registry["slug"].duplicated()]

@@ -8,7 +8,10 @@ A metric module declares everything the workflow and the catalog know of it:
 - `NAME`: the metric's name (its catalog key and the name of its score file);
 - `NEEDS`: the text columns besides `story` it reads (set(), {"reference"}, {"prompt"});
 - `COLUMNS`: its score columns at the default parameters, slug -> `Column` (label,
-  family, reference-based or free, direction), made by `columns(...)`;
+  family, reference-based or free, direction), made by `columns(...)`; the direction is read from the
+  metric's definition (a distance, perplexity or share of repeated n-grams: "lower"), and where the definition
+  orders no quality (Text length), `convention` says why "higher" is only a convention (config
+  `metric_directions` overrides any column's direction);
 - `RESOURCE` (neural metrics only): what it reads besides the texts, `Resource`;
 - `PINNED` (optional): pinned third-party files it reads, keyword of compute() -> "<source>/<file key>"
   of config.yaml (fetched and checksum-checked by rule fetch, e.g. S3's released models);
@@ -32,7 +35,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Protocol
 
@@ -52,11 +55,13 @@ DIRECTIONS = ("higher", "lower")  # which end of the scale is better
 @dataclass(frozen=True)
 class Column:
     """One score column: display label (HANNA's where it released the column), family, reference-based
-    ("based") or reference-free ("free"), and direction ("lower" for distances)."""
+    ("based") or reference-free ("free"), direction ("lower" for distances), and `convention`: why the direction
+    is a convention only, where the definition orders no quality ("" where it does)."""
     label: str
     family: str
     reference: str
     direction: str = "higher"
+    convention: str = field(default="", repr=False)
 
     def __post_init__(self):
         for value, allowed in ((self.family, FAMILIES), (self.reference, REFERENCE), (self.direction, DIRECTIONS)):
@@ -74,13 +79,14 @@ class Resource:
     role: str
 
 
-def columns(family: str, reference: str, *labels: str, direction: str = "higher") -> dict[str, Column]:
+def columns(family: str, reference: str, *labels: str, direction: str = "higher", convention: str = ""
+            ) -> dict[str, Column]:
     """Score columns named by the slugs of their labels, all of one kind.
 
     >>> columns("string", "based", "ROUGE-1 Recall")
     {'rouge-1-recall': Column(label='ROUGE-1 Recall', family='string', reference='based', direction='higher')}
     """
-    return {slugify(label): Column(label, family, reference, direction) for label in labels}
+    return {slugify(label): Column(label, family, reference, direction, convention) for label in labels}
 
 
 def keyword_defaults(compute: Callable) -> dict:

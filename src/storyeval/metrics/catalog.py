@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 
 from storyeval.errors import InputError
-from storyeval.metrics.base import Column, keyword_defaults
+from storyeval.metrics.base import DIRECTIONS, Column, keyword_defaults
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,40 @@ def parameters(name: str) -> set[str]:
             if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-def registry_rows() -> dict[str, tuple[str, str, str, str]]:
-    """Registry rows (label, reference, family, direction) of every column a metric declares."""
-    return {slug: (column.label, column.reference, column.family, column.direction)
+def registry_rows(directions: Mapping[str, str] | None = None) -> dict[str, tuple[str, str, str, str]]:
+    """Registry rows (label, reference, family, direction) of every column a metric declares; `directions`
+    (slug -> direction, `resolve_directions`) overrides the declared directions."""
+    chosen = directions or {}
+    return {slug: (column.label, column.reference, column.family, chosen.get(slug, column.direction))
             for metric in CATALOG.values() for slug, column in metric.columns.items()}
 
 
-def direction(slug: str) -> str:
-    """Which end of a column's scale is better: as its metric declares; "higher" for a column no module
-    computes."""
+def direction(slug: str, directions: Mapping[str, str] | None = None) -> str:
+    """Which end of a column's scale is better: `directions[slug]` (config metric_directions, resolved), else as
+    its metric declares; "higher" for a column no module computes."""
+    if directions and slug in directions:
+        return directions[slug]
     return next((metric.columns[slug].direction for metric in CATALOG.values() if slug in metric.columns), "higher")
+
+
+def conventions() -> dict[str, str]:
+    """slug -> why its direction is a convention only, for the columns whose definition orders no quality."""
+    return {slug: column.convention for metric in CATALOG.values() for slug, column in metric.columns.items()
+            if column.convention}
+
+
+def resolve_directions(overrides: Mapping[str, str], where: str = "metric_directions") -> dict[str, str]:
+    """Config `metric_directions` (a slug or display label -> higher or lower) as slug -> direction; an unknown
+    name or direction stops the run in one line."""
+    labels = {column.label: slug for metric in CATALOG.values() for slug, column in metric.columns.items()}
+    slugs = set(labels.values())
+    resolved = {}
+    for name, chosen in overrides.items():
+        slug = name if name in slugs else labels.get(name)
+        if slug is None or chosen not in DIRECTIONS:
+            what = f"unknown metric {name!r}" if slug is None else f"{name}: direction {chosen!r}"
+            fix = (f"use a metric column's slug or label, e.g. {', '.join(sorted(slugs)[:4])} ..." if slug is None
+                   else f"use one of {', '.join(DIRECTIONS)}")
+            raise InputError(f"{where}: {what}; fix: {fix}")
+        resolved[slug] = chosen
+    return resolved

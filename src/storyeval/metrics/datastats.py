@@ -30,8 +30,17 @@ from storyeval.text.tokenize import spacy_tokens
 NAME = "datastats"
 NEEDS = frozenset({"prompt"})
 ORDERS = (1, 2, 3)
-COLUMNS = columns("string", "free", "Coverage", "Density", "Compression", "Text length",
-                  *[f"Novelty-{n}" for n in ORDERS], *[f"Repetition-{n}" for n in ORDERS])
+# Extractiveness (Coverage, Density, Novelty) and length (Compression, Text length) order no quality by definition:
+# a story may copy its prompt or leave it, be long or short; "higher" is HANNA's convention. Repetition-n is the
+# share of repeated n-grams: the less a story repeats itself, the better (Welleck et al. 2020's rep-n).
+EXTRACTIVE = "how much the story copies or leaves its prompt: no quality order by definition"
+LENGTH = "length is no quality (and the field's best-known confound)"
+COLUMNS = {
+    **columns("string", "free", "Coverage", "Density", convention=EXTRACTIVE),
+    **columns("string", "free", "Compression", "Text length", convention=LENGTH),
+    **columns("string", "free", *[f"Novelty-{n}" for n in ORDERS], convention=EXTRACTIVE),
+    **columns("string", "free", *[f"Repetition-{n}" for n in ORDERS], direction="lower"),
+}
 
 
 def greedy_fragments(summary: list[str], text: list[str]) -> list[int]:

@@ -44,10 +44,10 @@ COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "
 TABLES = {  # name -> (number or name in the papers, title of the table), in the papers' order
     "tab3_icc": ("Tab. 3", "Tab. 3: intraclass correlation per criterion (95 % CI), by rater layout"),
     "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold: best, italic: CI overlaps it"),
-    "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by |Pearson| (%)"),
+    "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by Pearson r (%)"),
     "tab6_borda": ("Tab. 6", "Tab. 6: top metrics by Borda count (ties: average ranks)"),
-    "tab8_top5_story": ("Tab. 8", "Tab. 8: top metrics per criterion, story level (|r| %)"),
-    "tab9_top5_system": ("Tab. 9", "Tab. 9: top metrics per criterion, system level (|r| %)"),
+    "tab8_top5_story": ("Tab. 8", "Tab. 8: top metrics per criterion, story level (r %)"),
+    "tab9_top5_system": ("Tab. 9", "Tab. 9: top metrics per criterion, system level (r %)"),
     "kemeny_consensus": ("Kemeny", "Kemeny consensus vs Borda (Kemeny score: lower is better)"),
     "reanalysis1_sum_of_ranks": ("Reanalysis 1", "Reanalysis 1 (Houairi & Thiounn): sum-of-ranks rankings"),
     "reanalysis2_top_k": ("Reanalysis 2", "Reanalysis 2 (Mendras & Nietge): top metrics per coefficient"),
@@ -62,6 +62,9 @@ TABLES = {  # name -> (number or name in the papers, title of the table), in the
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
     "computation_times": ("Tab. 2 (Houairi & Thiounn)", "Computation time per metric job, in total and per story"),
 }
+# How a ranking table says what ranked the metrics (config analysis.orientation, stats.ranking.ranked_r).
+ORIENTATION_NOTES = {"oriented": "ranked by r after orientation (a lower-is-better metric's r negated)",
+                     "absolute": "ranked by |r|, as HANNA"}
 # The caption (workflow/report/<name>.rst) of each kind of table: what its numbers are.
 TABLE_CAPTIONS = {
     "tab3_icc": "icc",

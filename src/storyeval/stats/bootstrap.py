@@ -24,9 +24,9 @@ from sklearn.metrics import f1_score
 
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
+from storyeval.stats.ranking import DIRECTIONS
 from storyeval.stats.resampling import prompt_resamples, resample_counts
 
-DIRECTIONS = ("higher", "lower")
 TIE_RTOL = 1e-10
 
 

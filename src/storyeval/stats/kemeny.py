@@ -1,6 +1,7 @@
 """Kemeny consensus of the metric rankings that Borda aggregates (Colombo et al. 2022).
 
-Rankings: one per (level, coefficient, criterion), metrics by |r|, NaN last (as `ranking.borda_points`).
+Rankings: one per (level, coefficient, criterion), metrics by `ranking.ranked_r` (r after orientation, or |r| with
+analysis.orientation absolute), NaN last (as `ranking.borda_points`).
 Kemeny score of a strict candidate order = Kendall distance to the inputs: 1 per pair an input ranking
 orders the other way, 0.5 per pair it ties (either way round: a constant that never moves the optimum).
 
@@ -24,7 +25,7 @@ from scipy.sparse.csgraph import connected_components
 
 from storyeval.analysis import BORDA_LEVELS
 from storyeval.errors import InputError
-from storyeval.stats.ranking import borda
+from storyeval.stats.ranking import borda, ranked_r
 
 
 def preference_costs(scores: np.ndarray) -> np.ndarray:
@@ -154,6 +155,7 @@ def kemeny_table(
     levels: dict[str, list[str]] = BORDA_LEVELS,
     dp_limit: int = 16,
     ilp_time_limit: float = 30.0,
+    orientation: str = "oriented",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per output level: consensus (level, metric, kemeny_rank, borda_rank) and a summary (level, method,
     kemeny_score, borda_score, kendall_distance, n_rankings, n_metrics); scores: lower is better.
@@ -174,13 +176,13 @@ def kemeny_table(
             f"kemeny_table: a ranking {tuple(incomplete.index[:1])} does not rank each of the "
             f"{len(metrics)} metrics once; fix: pass the complete metric_criterion correlation table"
         )
-    borda_table = borda(frame, levels)
+    frame = frame.assign(ranked_r=ranked_r(frame, orientation))
+    borda_table = borda(frame, levels, orientation=orientation)
     consensus, summary = [], []
     for name, members in levels.items():
-        wide = frame[frame["level"].isin(members)].pivot(index=["level", "coefficient", "y"], columns="x", values="r")[
-            metrics
-        ]
-        costs = preference_costs(wide.abs().to_numpy())
+        rows = frame[frame["level"].isin(members)]
+        wide = rows.pivot(index=["level", "coefficient", "y"], columns="x", values="ranked_r")[metrics]
+        costs = preference_costs(wide.to_numpy())
         ranked = borda_table[borda_table["level"] == name]
         borda_order = np.asarray([metrics.index(metric) for metric in ranked["metric"]])
         order, method = kemeny(costs, borda_order, dp_limit, ilp_time_limit)

@@ -270,6 +270,8 @@ def consensus_tables(
             "x": rows["metric"].map(items["item"]),
             "y": rows["criterion"],
             "r": rows["r"],
+            # meta/correlations.csv holds r after orientation already (MetaSet): rank by it as is
+            "direction": "higher",
         }
     )
     groupings = list(dict.fromkeys(frame["level"]))
@@ -302,8 +304,9 @@ WILLIAMS_MODES = {"none": ("story", "pooled"), "item": ("story", "per_prompt"), 
 
 def judge_williams_table(meta: MetaSet, groupings: list[str], best_k: int) -> pd.DataFrame:
     """Williams tests (Pearson, one-sided) of every LLM-judge column against each of the `best_k` metrics with the
-    largest |r|, both ways (judge > metric, metric > judge), per grouping and criterion, with BH-adjusted p-values
-    (one family per grouping and criterion, as Chhun, Suchanek & Clavel 2024 adjust theirs)."""
+    largest r after orientation (the MetaSet's columns are oriented), both ways (judge > metric, metric > judge), per
+    grouping and criterion, with BH-adjusted p-values (one family per grouping and criterion, as Chhun, Suchanek &
+    Clavel 2024 adjust theirs)."""
     tables = []
     judged = set(meta.registry.loc[meta.registry["family"] == FAMILY, "slug"])
     for grouping_name in groupings:
@@ -312,9 +315,9 @@ def judge_williams_table(meta: MetaSet, groupings: list[str], best_k: int) -> pd
             human, metrics = meta.cubes(criterion)
             r_mc, r_mm, n = williams_inputs(human.values, metrics.values, level, story_mode)
             is_judge = np.isin(metrics.names, list(judged))
-            strength = np.where(np.isnan(r_mc[:, 0]) | is_judge, -np.inf, np.abs(r_mc[:, 0]))
+            strength = np.where(np.isnan(r_mc[:, 0]) | is_judge, -np.inf, r_mc[:, 0])
             best = set(np.asarray(metrics.names)[np.argsort(-strength, kind="stable")[:best_k]])
-            table = williams_table(r_mc, r_mm, n, metrics.names, [criterion], level)
+            table = williams_table(r_mc, r_mm, n, metrics.names, [criterion], level, ["higher"] * len(metrics.names))
             a_judge, b_judge = table["metric_a"].isin(judged), table["metric_b"].isin(judged)
             keep = (a_judge & table["metric_b"].isin(best)) | (b_judge & table["metric_a"].isin(best))
             table = fdr.with_bh(table[keep].reset_index(drop=True), "p")

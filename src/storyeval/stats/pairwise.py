@@ -10,8 +10,9 @@ rounding made equal: correlation.merge_float_ties).
   where p is the p-value of "system i beats system j" in a paired permutation
   test over the prompts: each permutation swaps the two systems' scores on
   every prompt with probability 1/2 (a sign flip of the per-prompt
-  difference), p = share of permutations whose summed difference >= the
-  observed one (Thompson et al. 2024, Sec. 3; mt-metrics-eval pce.py). One
+  difference), p = (k + 1) / (n + 1) with k of the n permutations whose summed
+  difference >= the observed one (Thompson et al. 2024, Sec. 3; mt-metrics-eval
+  pce.py, with Phipson & Smyth's (2010) +1 so that no p is 0). One
   seeded draw of flips serves every pair, the criterion and every metric, as
   in pce.py, so the two p-values of a pair share their permutations.
 """
@@ -26,6 +27,7 @@ from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.stats.bootstrap import TIE_RTOL, system_pairs
 from storyeval.stats.correlation import merge_float_ties
+from storyeval.stats.permutation import permutation_p
 
 
 def _check(values: np.ndarray, what: str) -> np.ndarray:
@@ -68,7 +70,7 @@ def pairwise_pvalues(values: np.ndarray, n_permutations: int = 1000, seed: int =
     first, second = system_pairs(systems)
     tolerance = TIE_RTOL * np.abs(values).sum(axis=(0, 1))
     null = partial[:, first] - partial[:, second]
-    return (null >= totals[first] - totals[second] - tolerance).mean(axis=0)
+    return permutation_p((null >= totals[first] - totals[second] - tolerance).sum(axis=0), n_permutations)
 
 
 def soft_pairwise_accuracy(

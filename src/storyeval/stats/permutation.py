@@ -10,9 +10,11 @@ systems and inputs alike:
 - PERM-BOTH: does metric a correlate better than metric b? Under H0 the two
   are exchangeable, so each permutation swaps a's and b's score independently
   in every (prompt, system) cell (scores standardised over all cells first, as
-  in mt-metrics-eval's PermutationSigDiff), and p = the share of permutations
-  whose r(a') - r(b') >= the observed r(a) - r(b) (mt-metrics-eval's
-  definition, without the +1 of an exact test).
+  in mt-metrics-eval's PermutationSigDiff), and p = (k + 1) / (n + 1) with k
+  of the n permutations giving r(a') - r(b') >= the observed r(a) - r(b)
+  (Phipson & Smyth 2010: the observed assignment counts as one of the
+  permutations, so p is never 0 and the test keeps its level; mt-metrics-eval
+  reports k / n, which is 0 when no permutation reaches the observed delta).
 
 Vectorised with numpy: one seeded draw of swap masks [B, P, S] serves every
 pair of metrics (common random numbers: each test is valid on its own, and
@@ -22,8 +24,9 @@ as equal, so the unswapped permutation ties with the observed delta whatever
 the summation order. Optional early stopping (mt-metrics-eval's
 PermutationSigDiffParams): after each block of permutations, a pair whose
 running p (for its better-looking metric) is below early_min or above
-early_max stops; its p then rests on fewer permutations (column
-`permutations`).
+early_max stops; its p then rests on fewer permutations n (column
+`permutations`), and the smallest p it can give is 1 / (n + 1) (column
+`p_min`, the test's resolution: with blocks of 100, 1/101 = 0.0099).
 
 Significance clusters as WMT reports them (mt-metrics-eval data.AssignRanks):
 metrics sorted by r; a metric opens a new rank when one of the metrics of
@@ -154,7 +157,8 @@ def perm_both(
 
     `metrics` [P, S, M] oriented higher-is-better (bootstrap.oriented). `early_stop` (early_min,
     early_max), e.g. (0.02, 0.5) as mt-metrics-eval, is checked after every `block` permutations.
-    Returns metric_a, metric_b, r_a, r_b, delta (r_a - r_b), p (H1: a correlates better), permutations.
+    Returns metric_a, metric_b, r_a, r_b, delta (r_a - r_b), p (H1: a correlates better; (k + 1) / (n + 1),
+    `permutation_p`), permutations (n), p_min (1 / (n + 1): the smallest p those permutations can give).
     """
     human = np.asarray(human, dtype=float)[..., None]
     metrics = np.asarray(metrics, dtype=float)
@@ -194,7 +198,7 @@ def perm_both(
             at_most[pairs] += (null <= delta[pairs] + FLOAT_TOL).sum(axis=0)
         used[active] += len(swap)
         if early_stop is not None:
-            running = np.where(better_first, at_least, at_most)[active] / used[active]
+            running = permutation_p(np.where(better_first, at_least, at_most)[active], used[active])
             active = active[(running >= early_stop[0]) & (running <= early_stop[1])]
     names = np.asarray(names, dtype=object)
     return pd.DataFrame(
@@ -204,10 +208,19 @@ def perm_both(
             "r_a": np.concatenate([r[first], r[second]]),
             "r_b": np.concatenate([r[second], r[first]]),
             "delta": np.concatenate([delta, -delta]),
-            "p": np.concatenate([at_least, at_most]) / np.tile(used, 2),
+            "p": permutation_p(np.concatenate([at_least, at_most]), np.tile(used, 2)),
             "permutations": np.tile(used, 2),
+            "p_min": permutation_p(0, np.tile(used, 2)),
         }
     )
+
+
+def permutation_p(exceeding, permutations):
+    """(k + 1) / (n + 1) for k of n permutations at least as extreme as the observed statistic (Phipson & Smyth
+    2010, "Permutation p-values should never be zero"): valid for random permutations, never 0, and at least
+    1 / (n + 1), the resolution of n permutations. scipy.stats.permutation_test computes the same for random
+    draws, but one statistic at a time; here the counts of every pair come from shared masks."""
+    return (np.asarray(exceeding, dtype=float) + 1.0) / (np.asarray(permutations, dtype=float) + 1.0)
 
 
 def resample_indices(prompts: int, systems: int, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,24 +1,53 @@
-"""Rank metrics by their absolute correlation with human criteria: top-k and Borda counts."""
+"""Rank metrics by their correlation with human criteria: top-k and Borda counts.
+
+Orientation (config analysis.orientation), one convention for every ranking of the package (these, Kemeny,
+Williams, the meta-evaluation): "oriented" ranks by r after orientation, r negated for a lower-is-better metric
+(registry `direction`), so "agrees with the humans" is a large positive value and a metric whose scores move
+against its own direction ranks low; "absolute" ranks by |r|, as HANNA's tables (Chhun et al. 2022) did, which
+rewards a metric for agreeing in the wrong direction.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from storyeval.errors import InputError
 
-def top_metrics(metric_criterion: pd.DataFrame, k: int) -> pd.DataFrame:
-    """Top `k` metrics per (level, coefficient, criterion) by |r|.
+ORIENTATIONS = ("oriented", "absolute")
+DIRECTIONS = ("higher", "lower")
 
-    `metric_criterion` has level, coefficient, x (metric), y (criterion), r, order.
+
+def ranked_r(metric_criterion: pd.DataFrame, orientation: str = "oriented") -> pd.Series:
+    """What the metrics of `metric_criterion` (columns r, and direction with "oriented") rank by: r after
+    orientation (-r for a lower-is-better metric) or |r| (`orientation` "absolute")."""
+    if orientation == "absolute":
+        return metric_criterion["r"].abs()
+    if orientation != "oriented":
+        raise InputError(f"unknown orientation {orientation!r}; fix: analysis.orientation one of {ORIENTATIONS}")
+    directions = metric_criterion.get("direction")
+    if directions is None or not directions.isin(DIRECTIONS).all():
+        raise InputError(
+            "ranking by oriented r needs each metric's direction (higher or lower) beside its r; fix: pass the "
+            "registry's direction column (analysis.metric_criterion_table)"
+        )
+    return metric_criterion["r"].where(directions != "lower", -metric_criterion["r"])
+
+
+def top_metrics(metric_criterion: pd.DataFrame, k: int, orientation: str = "oriented") -> pd.DataFrame:
+    """Top `k` metrics per (level, coefficient, criterion) by `ranked_r` (column ranked_r beside the signed r).
+
+    `metric_criterion` has level, coefficient, x (metric), y (criterion), r, order (and direction).
     Ties are broken by registry order; metrics with NaN r are not ranked.
     """
-    frame = metric_criterion.dropna(subset=["r"]).assign(abs_r=lambda f: f["r"].abs())
+    frame = metric_criterion.dropna(subset=["r"])
+    frame = frame.assign(ranked_r=ranked_r(frame, orientation))
     frame = frame.sort_values(
-        ["level", "coefficient", "y", "abs_r", "order"], ascending=[True, True, True, False, True]
+        ["level", "coefficient", "y", "ranked_r", "order"], ascending=[True, True, True, False, True]
     )
     frame["rank"] = frame.groupby(["level", "coefficient", "y"]).cumcount() + 1
     top = frame[frame["rank"] <= k].rename(columns={"x": "metric", "y": "criterion"})
-    return top[["level", "coefficient", "criterion", "rank", "metric", "abs_r", "r"]].reset_index(drop=True)
+    return top[["level", "coefficient", "criterion", "rank", "metric", "ranked_r", "r"]].reset_index(drop=True)
 
 
 BORDA_TIES = ("average", "ordinal")
@@ -77,8 +106,8 @@ def introsort_argsort(values: np.ndarray) -> np.ndarray:
         low, high, depth = stack.pop()
 
 
-def borda_points(abs_r: np.ndarray, ties: str = "average") -> np.ndarray:
-    """Points of each metric in one ranking: the number of metrics ranked below it.
+def borda_points(values: np.ndarray, ties: str = "average") -> np.ndarray:
+    """Points of each metric in one ranking by `values` (`ranked_r`): the number of metrics ranked below it.
 
     ties "average": tied metrics share the average of the ranks they span (pandas rank 'average', 0-based),
     so the result never depends on sort order; a NaN correlation ranks below every number (ties with other
@@ -87,27 +116,28 @@ def borda_points(abs_r: np.ndarray, ties: str = "average") -> np.ndarray:
     quicksort (`introsort_argsort`) over the metrics in the released file's column order; NaN ranks last.
     """
     if ties == "ordinal":
-        points = np.empty(len(abs_r))
-        points[introsort_argsort(abs_r)] = np.arange(len(abs_r))
+        points = np.empty(len(values))
+        points[introsort_argsort(values)] = np.arange(len(values))
         return points
     if ties != "average":
         raise ValueError(f"unknown ties {ties!r}; choose one of {BORDA_TIES}")
-    filled = np.where(np.isnan(abs_r), -1.0, abs_r)
+    filled = np.where(np.isnan(values), -np.inf, values)
     return pd.Series(filled).rank(method="average").to_numpy() - 1.0
 
 
-def borda(metric_criterion: pd.DataFrame, levels: dict[str, list[str]], ties: str = "average") -> pd.DataFrame:
-    """Borda counts over the rankings (criterion x coefficient) of each named group of levels.
+def borda(metric_criterion: pd.DataFrame, levels: dict[str, list[str]], ties: str = "average",
+          orientation: str = "oriented") -> pd.DataFrame:
+    """Borda counts over the rankings (criterion x coefficient, each by `ranked_r`) of each named group of levels.
 
     `levels` maps an output level name to the correlation levels it sums, e.g.
     {"story": ["story"], "system": ["system"], "global": ["story", "system"]}.
     `ties`: `borda_points`; "ordinal" ranks each column's metrics in registry `order` when the table has it.
     Final rank: by count descending; equal counts share the lowest rank ('min').
     """
-    frame = metric_criterion.assign(abs_r=lambda f: f["r"].abs())
+    frame = metric_criterion.assign(ranked_r=ranked_r(metric_criterion, orientation))
     if ties == "ordinal" and "order" in frame.columns:
         frame = frame.sort_values("order", kind="stable")
-    frame["points"] = frame.groupby(["level", "coefficient", "y"])["abs_r"].transform(
+    frame["points"] = frame.groupby(["level", "coefficient", "y"])["ranked_r"].transform(
         lambda column: borda_points(column.to_numpy(), ties)
     )
     tables = []

@@ -88,7 +88,8 @@ def top_k_by_coefficient(correlations: pd.DataFrame, criteria: tuple[str, ...] =
         )
     if "order" not in frame.columns:
         frame = frame.assign(order=frame["x"].map({metric: i for i, metric in enumerate(dict.fromkeys(frame["x"]))}))
-    return top_metrics(frame, k)
+    # Mendras & Nietge ranked by |r|, as HANNA did: their tables are reproduced as printed
+    return top_metrics(frame, k, "absolute").rename(columns={"ranked_r": "abs_r"})
 
 
 def mendras_nietge(

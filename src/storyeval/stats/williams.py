@@ -26,6 +26,7 @@ from scipy import stats
 
 from storyeval.errors import InputError
 from storyeval.stats.correlation import correlate, story_level, system_level
+from storyeval.stats.ranking import DIRECTIONS
 
 STORY_MODES = ("per_prompt", "pooled")
 
@@ -60,18 +61,23 @@ def williams_table(
     metrics: list[str],
     criteria: list[str],
     level: str,
+    directions: list[str] | None = None,
+    orientation: str = "oriented",
 ) -> pd.DataFrame:
-    """Williams test for every criterion and ordered metric pair a != b: is |r_a| > |r_b|?
+    """Williams test for every criterion and ordered metric pair a != b: does a agree better than b?
 
     `r_metric_criterion` [M, C], `r_metric_metric` [M, M], signed Pearson r;
     `n` a scalar or an array broadcastable to [M (a), M (b), C].
-    The test takes r12 = |r_a|, r13 = |r_b| and r23 = r_ab sign(r_a) sign(r_b):
-    flipping a metric's sign flips its correlation with the other metric too.
+    Each metric is first turned by a sign s (stats.ranking's orientation): "oriented", s = -1 for a
+    lower-is-better metric of `directions` (the registry's), else 1, so that H1 is "a's r after orientation
+    exceeds b's" and a metric that moves against its direction tests as negative; "absolute" (HANNA), s = the
+    sign of its r, so H1 is |r_a| > |r_b|. The test takes r12 = s_a r_a, r13 = s_b r_b and
+    r23 = r_ab s_a s_b: flipping a metric's sign flips its correlation with the other metric too.
     (The authors' loop took abs() of r12 in place and lost its sign after the
     first column, so r23 was oriented wrongly: a bug, not followed here.)
     Returns columns level, criterion, metric_a, metric_b, r_a, r_b, r_ab
-    (signed, as given), r_ab_oriented (the r23 tested), n, t, p; criterion-major rows. Where n <= 3 there
-    is no test: t and p are NaN.
+    (signed, as given), ranked_r_a, ranked_r_b, r_ab_oriented (the r12, r13 and r23 tested), n, t, p;
+    criterion-major rows. Where n <= 3 there is no test: t and p are NaN.
     """
     r_mc = np.asarray(r_metric_criterion, dtype=float)
     r_mm = np.asarray(r_metric_metric, dtype=float)
@@ -81,19 +87,22 @@ def williams_table(
             f"williams_table: shapes {r_mc.shape}, {r_mm.shape} do not match {m} metrics x {c} criteria; "
             "fix: pass [M, C] and [M, M] correlation matrices in the order of the names"
         )
-    sign = np.where(r_mc < 0, -1.0, 1.0)  # r = 0 counts as positive: any orientation is valid there
+    sign = orientation_signs(r_mc, directions, orientation)
     r_a, r_b = r_mc[:, None, :], r_mc[None, :, :]
     r_ab = np.broadcast_to(r_mm[:, :, None], (m, m, c))
     oriented = r_ab * sign[:, None, :] * sign[None, :, :]
+    ranked_a, ranked_b = (r_a * sign[:, None, :]), (r_b * sign[None, :, :])
     n_abc = np.broadcast_to(np.asarray(n, dtype=float), (m, m, c))
     testable = n_abc > 3  # n - 3 degrees of freedom: with 3 systems there is no test, t and p are NaN
-    t, p = williams_test(np.abs(r_a), np.abs(r_b), oriented, np.where(testable, n_abc, 4.0))
+    t, p = williams_test(ranked_a, ranked_b, oriented, np.where(testable, n_abc, 4.0))
     t, p = np.where(testable, t, np.nan), np.where(testable, p, np.nan)
     a, b = np.nonzero(~np.eye(m, dtype=bool))
     columns = {
         "r_a": np.broadcast_to(r_a, (m, m, c)),
         "r_b": np.broadcast_to(r_b, (m, m, c)),
         "r_ab": r_ab,
+        "ranked_r_a": np.broadcast_to(ranked_a, (m, m, c)),
+        "ranked_r_b": np.broadcast_to(ranked_b, (m, m, c)),
         "r_ab_oriented": oriented,
         "n": n_abc,
         "t": t,
@@ -109,6 +118,20 @@ def williams_table(
             **{key: value[a, b, :].T.ravel() for key, value in columns.items()},
         }
     )
+
+
+def orientation_signs(r_mc: np.ndarray, directions: list[str] | None, orientation: str) -> np.ndarray:
+    """[M, C] signs that turn each metric's r into the value it ranks by (stats.ranking.ranked_r)."""
+    if orientation == "absolute":
+        return np.where(r_mc < 0, -1.0, 1.0)  # r = 0 counts as positive: any orientation is valid there
+    given = [] if directions is None else list(directions)
+    if orientation != "oriented" or len(given) != len(r_mc) or not set(given) <= set(DIRECTIONS):
+        raise InputError(
+            f"williams_table: orientation {orientation!r} with {len(given)} "
+            f"directions for {len(r_mc)} metrics; fix: 'absolute', or 'oriented' with the registry's direction "
+            "(higher or lower) of every metric"
+        )
+    return np.broadcast_to(np.where(np.asarray(given) == "lower", -1.0, 1.0)[:, None], r_mc.shape)
 
 
 def williams_inputs(
