@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import ordered_criteria
-from storyeval.data.scoreset import Cube, analysed_systems, build_cube
+from storyeval.data.scoreset import Cube, analysed_systems, analysis_stories, build_cube
 from storyeval.errors import InputError
 from storyeval.io import read_table
 
@@ -52,7 +52,8 @@ def human_cube(paths, stories: pd.DataFrame, systems: list[str], exact: bool = F
 def load_cubes(paths, reference_system: str | None, exact: bool = False) -> tuple[Cube | None, Cube]:
     """(human criteria cube, metric cube) over the analysed systems; `paths` has stories, scores, registry and,
     for a set with human ratings, human (else the human cube is None); `exact`: `human_cube`."""
-    stories = read_table(paths["stories"], ["story_id", "prompt_id", "system"])
+    # stories.csv is in the analysis layout already; a set without ratings reads its texts (texts.parquet)
+    stories = analysis_stories(read_table(paths["stories"], ["story_id", "prompt_id", "system"]))
     scores = read_table(paths["scores"], ["story_id", "metric", "value"])
     registry = read_table(paths["registry"], ["slug", "order"]).sort_values("order")
     systems = analysed_systems(stories, reference_system)

@@ -32,22 +32,24 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
         new = judged[~judged["slug"].isin(declared["slug"])]
         declared = pd.concat([declared, new[declared.columns]], ignore_index=True)
     declared["column"] = released_label(declared)
-    frames, slugs = [], []
+    frames, writers = [], {}  # score column -> the file that wrote it
     known = set(declared["slug"])
     for path in paths:
         frame = pd.read_parquet(path).set_index("story_id")
         for column in frame.columns:
-            if column in slugs:
+            if column in writers:
                 raise InputError(
-                    f"{path}: score column {column!r} is also produced by another metric file; fix: compute it once"
+                    f"{path}: score column {column!r} is also written by {writers[column]}; fix: let one metric or "
+                    "judge write it (storyeval.metrics.catalog refuses two metrics declaring one column)"
                 )
             if column not in known:
                 raise InputError(
                     f"{path}: score column {column!r} is not a known metric slug; fix: register it in the "
                     "metric catalog"
                 )
-            slugs.append(column)
+            writers[column] = path
         frames.append(frame)
+    slugs = list(writers)
     wide = pd.concat(frames, axis=1, join="outer")
     if wide.index.duplicated().any():
         raise InputError(
