@@ -11,10 +11,10 @@ from storyeval.io import log_to, read_table, write_csv
 log = log_to(snakemake.log[0])
 texts = read_table(snakemake.input.texts, ["story_id", "prompt_id", "system"])
 stories = analysis_stories(texts)
-flat = texts["prompt_id"].isna() | texts["system"].isna()
 write_csv(stories, snakemake.output.stories)
 human = read_table(snakemake.input.text_human, ["story_id", "criterion", "score"], round_trip=True)
 write_csv(human, snakemake.output.human, float_format=None)  # every bit: system means compare these for ties
 ratings = read_table(snakemake.input.text_ratings, ["story_id", "criterion", "worker", "rating"])
 write_csv(ratings.rename(columns={"worker": "rater"}), snakemake.output.ratings)
-log.info("%d stories, %d without prompt and system, %d rater ratings", len(stories), int(flat.sum()), len(ratings))
+flat = int(texts[["prompt_id", "system"]].isna().any(axis=1).sum())
+log.info("%d stories, %d without prompt and system, %d rater ratings", len(stories), flat, len(ratings))

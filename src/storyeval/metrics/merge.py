@@ -40,7 +40,7 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
             if column in writers:
                 raise InputError(
                     f"{path}: score column {column!r} is also written by {writers[column]}; fix: let one metric or "
-                    "judge write it (storyeval.metrics.catalog refuses two metrics declaring one column)"
+                    "judge write it"
                 )
             if column not in known:
                 raise InputError(
@@ -49,14 +49,13 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
                 )
             writers[column] = path
         frames.append(frame)
-    slugs = list(writers)
     wide = pd.concat(frames, axis=1, join="outer")
     if wide.index.duplicated().any():
         raise InputError(
             f"story id {wide.index[wide.index.duplicated()][0]} repeats across metric files; fix: recompute them"
         )
     known = declared.set_index("slug")
-    order = [slug for slug in known.index if slug in slugs]  # the paper's column order
+    order = [slug for slug in known.index if slug in writers]  # the paper's column order
     registry = known.loc[order].reset_index()
     registry["degenerate_release"] = False  # computed here, with stable numerics
     registry["order"] = range(len(registry))
