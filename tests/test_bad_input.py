@@ -229,6 +229,28 @@ def test_the_default_configs_are_consistent():
     check_consistency(default_config(yaml.safe_load((REPO / "config/paper.yaml").read_text())))
 
 
+def test_no_two_score_files_write_one_column(tmp_path):
+    """Under config.yaml and config/paper.yaml every dataset's metric jobs write distinct files of distinct
+    columns (what merge_scores joins); two files that do write one column are named, both, in one line."""
+    from storyeval.metrics import catalog
+    from storyeval.metrics.merge import merge_scores
+    from storyeval.workflow import metrics
+
+    for config in (default_config(), default_config(yaml.safe_load((REPO / "config/paper.yaml").read_text()))):
+        for dataset in config["datasets"]:
+            enabled = metrics.enabled(config, dataset)
+            stems = [metrics.stem(config, metric) for metric in enabled]
+            columns = [slug for metric in enabled for slug in catalog.entry(metric).columns]
+            assert len(set(stems)) == len(stems) and len(set(columns)) == len(columns), dataset
+    scores = pd.DataFrame({"story_id": ["a", "b"], "text-length": [3.0, 4.0]})
+    for name in ("datastats.parquet", "textstats.parquet"):
+        scores.to_parquet(tmp_path / name)
+    with pytest.raises(InputError) as error:
+        merge_scores([tmp_path / "datastats.parquet", tmp_path / "textstats.parquet"], catalog.registry_rows())
+    one_line(error, f"{tmp_path}/textstats.parquet: score column 'text-length' is also written by {tmp_path}/"
+                    "datastats.parquet; fix: let one metric or judge write it")
+
+
 # Console: a config error names the file (or --config) that set the key.
 
 def test_origin_is_the_last_source_that_sets_the_key(tmp_path, monkeypatch):

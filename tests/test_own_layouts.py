@@ -346,3 +346,46 @@ def test_the_psychological_depth_study_stories_are_read_as_windows_1252():
     data = describe({**entry, "encoding": "cp1252"}, "pds").load(path, "pds")
     assert len(data.texts) == 97 and data.texts["prompt_id"].nunique() == 15
     assert data.texts["story"].str.contains("\u2019").any() and data.human_scores is None
+
+
+def test_a_one_group_set_reaches_the_cubes_as_one_correlation_over_its_stories(tmp_path):
+    """A set fitted to one group (one prompt: its systems blanked) is correlated over its stories, read from its
+    texts (a set without ratings, as hanna-llm on one prompt) or from its stories.csv (a rated set); its stories
+    never share one cell of the [prompt, system] grid."""
+    import numpy as np
+    from scipy.stats import pearsonr
+
+    from storyeval.analysis import correlation_table
+    from storyeval.data.load import load_cubes
+    from storyeval.data.scoreset import analysis_stories
+
+    data, _ = fit_to_data(load(rated_stories(prompts=1, systems=("a", "b", "c", "d", "e")), tmp_path))
+    texts = data.texts
+    assert texts["system"].isna().all() and texts["prompt_id"].nunique() == 1
+    values = np.random.default_rng(0).normal(size=(len(texts), 2))
+    scores = pd.DataFrame(values, columns=["m1", "m2"]).assign(story_id=texts["story_id"].to_numpy())
+    scores.melt(id_vars="story_id", var_name="metric").to_parquet(tmp_path / "scores.parquet")
+    pd.DataFrame({"slug": ["m1", "m2"], "order": [0, 1]}).to_csv(tmp_path / "metrics.csv", index=False)
+    texts.to_parquet(tmp_path / "texts.parquet")
+    analysis_stories(texts).to_csv(tmp_path / "stories.csv", index=False)
+    for stories in ("texts.parquet", "stories.csv"):
+        paths = {"stories": tmp_path / stories, "scores": tmp_path / "scores.parquet",
+                 "registry": tmp_path / "metrics.csv"}
+        _, metrics = load_cubes(paths, reference_system="Human")
+        assert metrics.values.shape == (1, len(texts), 2) and metrics.systems == list(texts["story_id"])
+        table = correlation_table(None, metrics, ["story"], ["pearson"]).query("x == 'm1' and y == 'm2'")
+        assert table["r"].item() == pytest.approx(pearsonr(values[:, 0], values[:, 1]).statistic, abs=1e-12)
+
+
+def test_a_cube_refuses_two_values_of_a_cell_naming_them():
+    from storyeval.data.scoreset import build_cube
+
+    stories = pd.DataFrame({"story_id": ["s1", "s2", "s3"], "prompt_id": [0, 0, 0], "system": ["a", "a", "b"]})
+    long = pd.DataFrame({"story_id": ["s1", "s2", "s3"], "metric": "m", "value": [1.0, 2.0, 3.0]})
+    with pytest.raises(InputError, match=r"^scores.parquet: stories s1, s2 are all prompt 0, system a; fix: give "
+                                         r"each story of a prompt its own system"):
+        build_cube(stories, long, "metric", "value", ["m"], ["a", "b"], "scores.parquet")
+    twice = pd.concat([long, long.iloc[[2]]])
+    with pytest.raises(InputError, match=r"^scores.parquet: story s3 has two values for metric 'm'; fix: "):
+        build_cube(stories.assign(system=["a", "c", "b"]), twice, "metric", "value", ["m"], ["a", "c", "b"],
+                   "scores.parquet")

@@ -2,21 +2,19 @@
 analysis layout.
 
 A dataset without both prompts and systems (WP200, SCARY200, a user's file without one of them) becomes one
-prompt (0) whose stories are the items: its story-level correlation is then one correlation over all its
-stories.
+prompt (0) whose stories are the items (storyeval.data.scoreset.analysis_stories).
 """
 
+from storyeval.data.scoreset import analysis_stories
 from storyeval.io import log_to, read_table, write_csv
 
 log = log_to(snakemake.log[0])
 texts = read_table(snakemake.input.texts, ["story_id", "prompt_id", "system"])
-stories = texts[["story_id", "prompt_id", "system"]].copy()
-flat = stories["prompt_id"].isna() | stories["system"].isna()
-stories.loc[flat, "prompt_id"] = 0
-stories.loc[flat, "system"] = stories.loc[flat, "story_id"]
+stories = analysis_stories(texts)
 write_csv(stories, snakemake.output.stories)
 human = read_table(snakemake.input.text_human, ["story_id", "criterion", "score"], round_trip=True)
 write_csv(human, snakemake.output.human, float_format=None)  # every bit: system means compare these for ties
 ratings = read_table(snakemake.input.text_ratings, ["story_id", "criterion", "worker", "rating"])
 write_csv(ratings.rename(columns={"worker": "rater"}), snakemake.output.ratings)
-log.info("%d stories, %d without prompt and system, %d rater ratings", len(stories), int(flat.sum()), len(ratings))
+flat = int(texts[["prompt_id", "system"]].isna().any(axis=1).sum())
+log.info("%d stories, %d without prompt and system, %d rater ratings", len(stories), flat, len(ratings))

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import ordered_criteria
-from storyeval.data.scoreset import MIN_SYSTEMS, Cube, analysed_systems, build_cube, pooled
+from storyeval.data.scoreset import MIN_SYSTEMS, Cube, analysed_systems, analysis_stories, build_cube, pooled
 from storyeval.errors import InputError
 from storyeval.io import read_table
 
@@ -55,7 +55,8 @@ def load_cubes(paths, reference_system: str | None, exact: bool = False, grid: b
     for a set with human ratings, human (else the human cube is None); `exact`: `human_cube`. Fewer than
     MIN_SYSTEMS systems a prompt are pooled (`scoreset.pooled`) unless `grid` asks for the prompt x system grid
     (the paired comparisons)."""
-    stories = read_table(paths["stories"], ["story_id", "prompt_id", "system"])
+    # stories.csv is in the analysis layout already; a set without ratings reads its texts (texts.parquet)
+    stories = analysis_stories(read_table(paths["stories"], ["story_id", "prompt_id", "system"]))
     scores = read_table(paths["scores"], ["story_id", "metric", "value"])
     registry = read_table(paths["registry"], ["slug", "order"]).sort_values("order")
     systems = analysed_systems(stories, reference_system)

@@ -27,13 +27,22 @@ def build_cube(
     systems: list[str],
     source: str,
 ) -> Cube:
-    """Pivot `long` (story_id, key, value) into [prompt, system, name]; every cell must be present."""
-    table = long[long[key].isin(names)].merge(stories[["story_id", "prompt_id", "system"]], on="story_id")
-    table = table[table["system"].isin(systems)]
-    prompts = sorted(stories.loc[stories["system"].isin(systems), "prompt_id"].unique())
+    """Pivot `long` (story_id, key, value) into [prompt, system, name]; every cell must be present, once: a story
+    with two values of a name, or two stories of one prompt and system (`analysis_stories`), is refused."""
+    named = long[long[key].isin(names)]
+    if named.duplicated(["story_id", key]).any():
+        story, name = named.loc[named.duplicated(["story_id", key]), ["story_id", key]].iloc[0]
+        raise InputError(f"{source}: story {story} has two values for {key} {name!r}; fix: deduplicate the score "
+                         "table")
+    analysed = stories[stories["system"].isin(systems)]
+    cells = "prompt " + analysed["prompt_id"].astype(str) + ", system " + analysed["system"].astype(str)
+    if cells.duplicated().any():
+        cell = cells[cells.duplicated()].iloc[0]
+        raise InputError(f"{source}: stories {', '.join(analysed.loc[cells == cell, 'story_id'])} are all {cell}; "
+                         "fix: give each story of a prompt its own system (storyeval.data.scoreset.analysis_stories)")
+    table = named.merge(analysed[["story_id", "prompt_id", "system"]], on="story_id")
+    prompts = sorted(analysed["prompt_id"].unique())
     index = pd.MultiIndex.from_product([prompts, systems, names], names=["prompt_id", "system", key])
-    if table.duplicated(["prompt_id", "system", key]).any():
-        raise InputError(f"{source}: a story has two values for the same {key}; fix: deduplicate the score table")
     series = table.set_index(["prompt_id", "system", key])[value].reindex(index)
     missing = series[series.isna()]
     if not missing.empty:
@@ -53,6 +62,17 @@ def pooled(stories: pd.DataFrame) -> pd.DataFrame:
     """The stories as one prompt whose "systems" are the stories: the story level then correlates over all
     stories at once (two systems a prompt: storyeval.text.fit)."""
     return stories.assign(prompt_id=0, system=stories["story_id"])
+
+
+def analysis_stories(stories: pd.DataFrame) -> pd.DataFrame:
+    """story_id, prompt_id, system as the cubes take them: a story without a prompt or a system (WP200; a set
+    reduced to one group, storyeval.text.fit) becomes a "system" of its own in prompt 0, so that its story level is
+    one correlation over all such stories (`build_cube` needs one story per prompt and system)."""
+    stories = stories[["story_id", "prompt_id", "system"]].copy()
+    flat = stories["prompt_id"].isna() | stories["system"].isna()
+    stories.loc[flat, "prompt_id"] = 0
+    stories.loc[flat, "system"] = stories.loc[flat, "story_id"]
+    return stories
 
 
 def analysed_systems(stories: pd.DataFrame, reference_system: str | None) -> list[str]:

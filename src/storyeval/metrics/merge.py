@@ -32,21 +32,22 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
         new = judged[~judged["slug"].isin(declared["slug"])]
         declared = pd.concat([declared, new[declared.columns]], ignore_index=True)
     declared["column"] = released_label(declared)
-    frames, slugs = [], []
+    frames, writers = [], {}  # score column -> the file that wrote it
     known = set(declared["slug"])
     for path in paths:
         frame = pd.read_parquet(path).set_index("story_id")
         for column in frame.columns:
-            if column in slugs:
+            if column in writers:
                 raise InputError(
-                    f"{path}: score column {column!r} is also produced by another metric file; fix: compute it once"
+                    f"{path}: score column {column!r} is also written by {writers[column]}; fix: let one metric or "
+                    "judge write it"
                 )
             if column not in known:
                 raise InputError(
                     f"{path}: score column {column!r} is not a known metric slug; fix: register it in the "
                     "metric catalog"
                 )
-            slugs.append(column)
+            writers[column] = path
         frames.append(frame)
     wide = pd.concat(frames, axis=1, join="outer")
     if wide.index.duplicated().any():
@@ -54,7 +55,7 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
             f"story id {wide.index[wide.index.duplicated()][0]} repeats across metric files; fix: recompute them"
         )
     known = declared.set_index("slug")
-    order = [slug for slug in known.index if slug in slugs]  # the paper's column order
+    order = [slug for slug in known.index if slug in writers]  # the paper's column order
     registry = known.loc[order].reset_index()
     registry["degenerate_release"] = False  # computed here, with stable numerics
     registry["order"] = range(len(registry))
