@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 STAMP := $(VENV)/.storyeval-env
 
-.PHONY: env reproduce test test-all bench lint report clean check-env
+.PHONY: env reproduce test test-slow test-all bench lint report clean check-env
 
 env: $(STAMP)
 
@@ -36,6 +36,10 @@ reproduce: $(BIN)/snakemake check-env
 # (pytest-xdist): the SLURM test mostly waits on its cluster, so the other worker runs the short modules meanwhile.
 test: $(BIN)/snakemake lint
 	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m "not slow"
+
+# The heavy runs alone (whole workflows, the paper configuration on tiny models): CI runs them after `make test`.
+test-slow: $(BIN)/snakemake
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m slow
 
 test-all: $(BIN)/snakemake lint
 	$(BIN)/python -m pytest -n $(CORES) --dist loadfile

@@ -29,7 +29,7 @@ def make(tmp_path, *targets, dry=True):
 
 def test_an_existing_environment_is_never_reinstalled(tmp_path):
     scratch = scratch_with(tmp_path, environment=True)
-    planned = make(scratch, "lint", "test", "report", "reproduce", "bench")
+    planned = make(scratch, "lint", "test", "test-slow", "report", "reproduce", "bench")
     assert planned.returncode == 0 and "pip install" not in planned.stdout, planned.stdout
     said = make(scratch, "lint", dry=False)
     assert said.returncode == 0 and "older than requirements.txt or pyproject.toml; run make env" in said.stdout
