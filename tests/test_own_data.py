@@ -232,7 +232,7 @@ def test_a_dataset_without_reference_or_systems_degrades_and_says_so(tmp_path, h
     make_workdir(tmp_path, **{"datasets.flat": {**entry, "metrics": ["bleu"]}})
     refused = run_snakemake(tmp_path, "-n")
     assert refused.returncode != 0
-    assert "datasets.flat.metrics: bleu needs ['reference'], which a table dataset lacks; fix: remove it" in (
+    assert "datasets.flat.metrics: 1 named metric(s) cannot run: bleu on flat (no reference text); fix: remove" in (
         refused.stdout + refused.stderr
     )
 

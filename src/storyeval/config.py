@@ -147,8 +147,8 @@ def check_model_names(config: Mapping, sources: ConfigSources) -> None:
 
 
 def check_datasets(config: Mapping, sources: ConfigSources) -> None:
-    """Every dataset reads a pinned file of its kind, its metrics exist and fit it, and metric_params name
-    only parameters their compute() accepts."""
+    """Every dataset reads a pinned file of its kind, no two metrics of its list write one column, and
+    metric_params name only parameters their compute() accepts (which metrics run: storyeval.workflow.selection)."""
     for name, dataset in config["datasets"].items():
         key = f"datasets.{name}"
         if dataset["kind"] not in KINDS:
@@ -165,18 +165,9 @@ def check_datasets(config: Mapping, sources: ConfigSources) -> None:
                 "scores, whose stories only the raw annotations match",
                 "use kind hanna-annotations, or rename the dataset",
             )
-        for metric in dataset["metrics"]:
-            if metric not in catalog.CATALOG:
-                raise sources.refuse(
-                    f"{key}.metrics", f"unknown metric {metric!r}", f"use one of {', '.join(catalog.CATALOG)}"
-                )
-            if not catalog.applicable(metric, described.texts):
-                raise sources.refuse(
-                    f"{key}.metrics",
-                    f"{metric} needs {sorted(catalog.entry(metric).needs)}, which a {dataset['kind']} dataset lacks",
-                    "remove it from that dataset",
-                )
-        check_shared_columns(dataset["metrics"], f"{key}.metrics", sources)
+        if isinstance(dataset.get("metrics"), list):  # `all` and the default never collide (choose_metrics)
+            known = [metric for metric in dataset["metrics"] if metric in catalog.CATALOG]  # unknown: selection
+            check_shared_columns(known, f"{key}.metrics", sources)
     for metric, params in config["metric_params"].items():
         if metric not in catalog.CATALOG:
             raise sources.refuse(

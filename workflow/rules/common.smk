@@ -24,7 +24,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from storyeval.data.fetch import sha256sum
 from storyeval.data.hanna import released_registry
 from storyeval.config import ConfigSources, check_config, check_consistency
-from storyeval.datasets import metric_names
 from storyeval.errors import InputError
 from storyeval.names import check_path_names
 from storyeval.neural.placement import gpu_jobs, gpu_visible, job_threads
@@ -34,6 +33,7 @@ from storyeval import plan
 from storyeval.sources import module_sources
 from storyeval.workflow import analysis as workflow_analysis
 from storyeval.workflow import metrics as workflow_metrics
+from storyeval.workflow import selection as workflow_selection
 from storyeval.workflow import shards as workflow_shards
 from storyeval.workflow import startup as workflow_startup
 from storyeval.workflow.run import Run, text_datasets
@@ -54,8 +54,6 @@ CONFIG_SOURCES = ConfigSources.from_workflow(
 )
 startup_check(check_config, config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", CONFIG_SOURCES)
 validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
-for _name, _entry in config["datasets"].items():  # `metrics: all` -> the catalog's metrics the texts allow
-    _entry["metrics"] = startup_check(metric_names, _entry, _name)
 startup_check(check_consistency, config, CONFIG_SOURCES)
 startup_check(check_path_names, config, CONFIG_SOURCES)
 
@@ -127,6 +125,10 @@ STARTUP_NOTES.append(startup_check(workflow_startup.check_released_data, config,
 USE_ANNOTATIONS, _note = workflow_startup.annotations_available(config, PINNED)
 STARTUP_NOTES.append(_note)
 TEXT_DATASETS = text_datasets(config, USE_ANNOTATIONS)
+# Each dataset's metrics: its list, `all` or the default, as far as this run has their texts, models and files.
+STARTUP_NOTES.extend(
+    startup_check(workflow_selection.select_metrics, config, TEXT_DATASETS, PINNED, VERIFIED, RECORDED, CONFIG_SOURCES)
+)
 FITTED, _notes = startup_check(workflow_startup.fit_tables, config, TEXT_DATASETS, PINNED)
 STARTUP_NOTES.extend(_notes)
 # RUN, what the rule files plan from (storyeval.workflow), is the checked config and what start-up found.

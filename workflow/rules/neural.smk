@@ -67,5 +67,3 @@ rule neural_metric:
     script:
         "../scripts/neural_metric.py"
 
-
-STARTUP_NOTES.append(workflow_metrics.disabled_note(config, TEXT_DATASETS))
