@@ -62,7 +62,8 @@ def test_all_takes_what_the_run_has_and_lists_the_rest_one_line_each(tmp_path):
     lines = {line.split(": ", 1)[1]: line.split(" left out (mine): ")[0].split(", ") for line in notes}
     assert sorted(sum(lines.values(), [])) == sorted(set(catalog.CATALOG) - {"textstats"})
     assert len(lines) == len(notes) and lines["no prompt text"] == ["datastats"]
-    assert lines["no reference text"] == [name for name, entry in catalog.CATALOG.items() if entry.needs == {"reference"}]
+    reference = [name for name, entry in catalog.CATALOG.items() if entry.needs == {"reference"}]
+    assert lines["no reference text"] == reference
     assert lines["no reference or prompt text"] == ["bartscore", "blanc", "supert"]
     assert lines["no model, models.causal_lm is null (config/paper.yaml sets one)"] == ["perplexity"]
     # StoryER's training file: in no mirror, not fetched, no download: left out at start-up, never a fetch error

@@ -104,7 +104,8 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
                    sources: ConfigSources) -> list[str]:
     """Set each dataset's `metrics` to those this run computes (the datasets not in `run`: as their texts allow,
     unchecked) and return the start-up lines: one a reason for leaving metrics out, naming them and the datasets;
-    one a dataset that takes the default. Every named metric that cannot run, of every dataset, is refused in one InputError."""
+    one a dataset that takes the default. Every named metric that cannot run, of every dataset, is refused in one
+    InputError."""
     run = [name for name in config["datasets"] if name in set(run)]
     resources = resources_lacking(config, pinned, verified, recorded)
     choices = {name: dataset_choice(config, name, resources) for name in run}
