@@ -66,4 +66,3 @@ rule neural_metric:
         device=config["device"],
     script:
         "../scripts/neural_metric.py"
-
