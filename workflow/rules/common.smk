@@ -36,6 +36,7 @@ from storyeval.workflow import metrics as workflow_metrics
 from storyeval.workflow import selection as workflow_selection
 from storyeval.workflow import shards as workflow_shards
 from storyeval.workflow import startup as workflow_startup
+from storyeval.workflow import targets as workflow_targets
 from storyeval.workflow.run import Run, text_datasets
 from storyeval.workflow.sources import Pinned
 
@@ -185,6 +186,11 @@ def report_category(wildcards):
 def caption_file(name):
     """A caption of the report (workflow/report/<name>.rst), as an input of the job whose page shows it."""
     return str(Path(workflow.basedir) / "workflow/report" / f"{name}.rst")
+
+
+def caption_facts(wildcards):
+    """What the captions of a score set's report pages say of it (storyeval.workflow.targets.caption_facts)."""
+    return workflow_targets.caption_facts(RUN, wildcards.dataset, wildcards.get("scoreset", "computed"))
 
 
 def report_entry(path, caption, subcategory, labels, category=report_category):

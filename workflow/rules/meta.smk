@@ -131,7 +131,9 @@ rule meta_best:
             {
                 "Figure": "Meta",
                 "Shows": "best LLM judges and metrics, BOOT-BOTH CI",
-                "Level": "none, item, system",
+                "Level": lambda wildcards: ", ".join(
+                    workflow_meta.groupings(RUN, wildcards.dataset, wildcards.scoreset)
+                ),
                 "Coefficient": META["coefficient"],
                 "Metrics": "best per family",
             },
@@ -148,6 +150,7 @@ rule meta_best:
         coefficient=META["coefficient"],
         title=META_TITLE,
         dpi=config["figures"]["dpi"],
+        facts=caption_facts,
     script:
         "../scripts/meta_best.py"
 
@@ -179,6 +182,7 @@ rule meta_consensus:
         kemeny=config["stats"]["kemeny"],
         top=META["top"],
         title=CONSENSUS_TITLE,
+        facts=caption_facts,
     script:
         "../scripts/meta_consensus.py"
 

@@ -17,7 +17,7 @@ write_csv(table, out.csv)
 headers, groups = META_TABLES["meta_best_table"]
 shown = readable(table, headers)  # for people: labels, three decimals; the CSV keeps every column
 write_markdown(shown, out.md, p.title)
-caption = caption_html(snakemake.input.caption, snakemake.wildcards)
+caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
 write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups)
 pixels = save_figure(best_agreement(table, p.coefficient, p.dpi), out.pdf, out.png, p.dpi)
 write_figure_page(out.figure_page, out.png, out.pdf, p.title, p.dpi, pixels, caption)

@@ -25,6 +25,6 @@ write_csv(table, out.csv)
 headers, groups = META_TABLES["meta_consensus_table"]
 shown = readable(table, headers)  # for people: labels, no constant columns; the CSVs keep every column
 write_markdown(shown, out.md, p.title)
-caption = caption_html(snakemake.input.caption, snakemake.wildcards)
+caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
 write_table_page(out.table_page, shown, p.title, [out.csv, out.md, out.consensus], caption, groups)
 log.info("%s", summary.to_string())

@@ -14,6 +14,7 @@ import base64
 import html
 import io
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,7 @@ TABLES = {  # name -> (number or name in the papers, title of the table), in the
     "system_ranking_table": ("Systems", "Systems ranked by each metric (rank 1 = best), and Borda consensus rankings"),
     "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
-    "computation_times": ("Tab. 2 (Houairi & Thiounn)", "Computation time per metric job, in total and per story"),
+    "computation_times": ("Times", "Computation time per metric job, in total and per story"),
 }
 # The caption (workflow/report/<name>.rst) of each kind of table: what its numbers are.
 TABLE_CAPTIONS = {
@@ -141,16 +142,60 @@ def has_degenerate(frame: pd.DataFrame) -> bool:
 
 
 WILDCARD = re.compile(r"\{\{\s*snakemake\.wildcards\.(\w+)\s*\}\}")
+FACT = re.compile(r"\{\{\s*snakemake\.params\.facts\.(\w+)\s*\}\}")
+GROUPINGS = {"none": "none: all stories at once", "item": "item: per prompt, averaged over the prompts",
+             "system": "system: the systems' mean scores"}
+
+
+def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, groupings: Sequence[str]) -> dict[str, str]:
+    """The sentences of the captions that depend on the score set, as it was computed (the captions insert them as
+    ``{{ snakemake.params.facts.<key> }}``, for Snakemake's report and the pages alike). `shape`: its levels and
+    whether its stories lie on a prompt x system grid (Run.structure); `hanna`: HANNA's stories, whose human
+    reference stories are left out and whose figures carry the paper's numbers; `released`: HANNA's released
+    scores (the † of a degenerate release); `judges`: "released" (HANNA's TACL 2024 judges), "configured" or "";
+    `groupings`: the meta-evaluation's groupings the set has."""
+    levels = shape["levels"]
+    story = ("for each prompt, the correlation over the systems' stories, averaged over the prompts" if shape["systems"]
+             else "the correlation over all stories at once (pooled: the stories do not lie on a prompt x system grid)")
+    defined = [f"story level: {story}"] * ("story" in levels) + [
+        "system level: the correlation of the systems' mean scores"] * ("system" in levels)
+    numbered = hanna and len(levels) == 2
+    judged = {"released": " (and which LLM judge of HANNA's TACL 2024 release, Chhun, Suchanek & Clavel 2024)",
+              "configured": " (and which LLM judge configured for this dataset)"}.get(judges, "")
+    defined = "; ".join(defined)
+    return {
+        "levels": defined[:1].upper() + defined[1:] + "." + " Human reference stories are left out." * hanna
+        + " There is no system level." * ("system" not in levels),
+        "degenerate": "A † after a metric's name marks a degenerate release (numerical noise)." * released,
+        "judges": judged,
+        "judge_rule": "; a judge against the criterion it rated, its Average against each" * bool(judged),
+        "judge_rank": ("; a judge (judge x evaluation task) ranks in each criterion's ranking by its rating of that "
+                       "criterion, its Average as an item of its own") * bool(judged),
+        "groupings": "; ".join(GROUPINGS[name] for name in groupings),
+        "williams": ("HANNA Fig. 27-32 (story level) and 33-38 (system level), one figure per criterion" if numbered
+                     else f"one figure per criterion and level ({', '.join(levels)})")
+        + ", each also for the representative subset" * bool(shape["subset"]),
+        "top_tables": "Tab. 5 (Pearson), Tab. 8 (story level) and Tab. 9 (system level)" if "system" in levels
+        else "Tab. 5 (Pearson) and Tab. 8 (story level)",
+        "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
+        "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * hanna,
+    }
 # The inline markup the captions use, as docutils renders it (tests/test_report_pages.py compares the two).
 INLINE = [(re.compile(r"``(.+?)``"), r"<code>\1</code>"), (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
           (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>")]
 MIMES = {".pdf": "application/pdf", ".csv": "text/csv", ".md": "text/markdown", ".png": "image/png"}
 
 
-def caption_html(path: str | Path, wildcards: dict[str, str]) -> str:
-    """A caption file (reStructuredText paragraphs with *emphasis* and ``code``, the wildcards as Snakemake's
-    report fills them) as HTML for the page itself: the report hides captions behind a button."""
-    text = WILDCARD.sub(lambda match: str(wildcards[match[1]]), Path(path).read_text(encoding="utf-8"))
+def fill_caption(text: str, wildcards: Mapping[str, str], facts: Mapping[str, str] | None = None) -> str:
+    """A caption's text with its wildcards and facts (caption_facts) filled, as Snakemake's report fills them."""
+    text = WILDCARD.sub(lambda match: str(wildcards[match[1]]), text)
+    return FACT.sub(lambda match: str((facts or {})[match[1]]), text)
+
+
+def caption_html(path: str | Path, wildcards: Mapping[str, str], facts: Mapping[str, str] | None = None) -> str:
+    """A caption file (reStructuredText paragraphs with *emphasis* and ``code``, the wildcards and facts as
+    Snakemake's report fills them) as HTML for the page itself: the report hides captions behind a button."""
+    text = fill_caption(Path(path).read_text(encoding="utf-8"), wildcards, facts)
     paragraphs = []
     for block in re.split(r"\n\s*\n", text.strip()):
         paragraph = html.escape(" ".join(block.split()), quote=False)
@@ -254,9 +299,10 @@ def _names(values: list[str], most: int = 12) -> str:
 
 
 def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFrame,
-               registry: pd.DataFrame, reference_system: str | None) -> str:
+               registry: pd.DataFrame, reference_system: str | None, levels: str = "") -> str:
     """One reStructuredText paragraph on a score set, from its data: its stories, prompts and systems, the
-    criteria and raters of its ratings, its metrics. The report's landing page shows it."""
+    criteria and raters of its ratings, its metrics, and `levels`, how its levels were computed (caption_facts).
+    The report's landing page shows it."""
     systems = list(dict.fromkeys(stories["system"]))
     generated = [system for system in systems if system != reference_system]
     prompts = stories["prompt_id"].nunique() if "prompt_id" in stories else 0
@@ -282,6 +328,8 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
     families = registry["family"].value_counts(sort=False) if "family" in registry else pd.Series(dtype=int)
     kinds = ", ".join(f"{count} {family}" for family, count in families.items())
     parts.append(f"{len(registry)} metric score{'s' * (len(registry) != 1)}" + (f" ({kinds})" if kinds else "") + ".")
+    if levels and criteria:
+        parts.append(levels)
     flagged = [label.removesuffix(DEGENERATE_MARK) for label in marked(registry)["label"] if DEGENERATE_MARK in label]
     if flagged:
         parts.append(f"Marked {DEGENERATE_MARK}: {', '.join(flagged)}, a degenerate release (numerical noise).")
