@@ -460,3 +460,19 @@ def test_meta_best_labels_lie_inside_the_png(tmp_path):
     save_figure(figure, tmp_path / "meta.pdf", tmp_path / "meta.png", dpi=200)
     grey = np.asarray(Image.open(tmp_path / "meta.png").convert("L"))
     assert grey[:, :6].min() == 255 and grey[:, -6:].min() == 255
+
+
+@pytest.mark.parametrize("metrics", [2, 5, 40])
+def test_a_long_title_fits_the_figure(metrics):
+    """A Williams title of a few metrics (a dataset of one's own) breaks into lines and lies inside the figure, as
+    the renderer measures it; over a wide grid it stays one line."""
+    names = [f"Metric {k}" for k in range(metrics)]
+    p = pd.DataFrame(np.random.default_rng(0).uniform(size=(metrics, metrics)), index=names, columns=names)
+    title = ("Williams test BH-adjusted p-values (%), story level, Interestingness: row metric > column metric "
+             "(Pearson)")
+    figure = pvalue_heatmap(p, title)
+    box = figure.axes[0].title.get_window_extent(figure.canvas.get_renderer())
+    page = figure.bbox
+    assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
+    drawn = figure.axes[0].title.get_text()
+    assert " ".join(drawn.split()) == title and ("\n" in drawn) == (metrics < 40)
