@@ -168,6 +168,7 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         + " There is no system level." * ("system" not in levels),
         "degenerate": "A † after a metric's name marks a degenerate release (numerical noise)." * released,
         "judges": judged,
+        "and_judges": " (and LLM judges)" * bool(judged),
         "judge_rule": "; a judge against the criterion it rated, its Average against each" * bool(judged),
         "judge_rank": ("; a judge (judge x evaluation task) ranks in each criterion's ranking by its rating of that "
                        "criterion, its Average as an item of its own") * bool(judged),
