@@ -476,3 +476,14 @@ def test_a_long_title_fits_the_figure(metrics):
     assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
     drawn = figure.axes[0].title.get_text()
     assert " ".join(drawn.split()) == title and ("\n" in drawn) == (metrics < 40)
+
+
+def test_meta_best_rows_lie_inside_their_panel():
+    """Every row of a panel half a row inside its axes, also when the last ones have no correlation (a constant
+    metric): the first row's dot and interval are not cut by the axes' edge."""
+    from storyeval.plots.meta import best_agreement
+
+    rows = [{"grouping": "none", "criterion": "Wit", "kind": "metric", "label": f"M{k}", "r": [0.3, 0.8, None][k],
+             "ci_low": [0.2, 0.7, None][k], "ci_high": [0.4, 0.9, None][k], "rank": 1} for k in range(3)]
+    low, high = best_agreement(pd.DataFrame(rows), "pearson").axes[0].get_ylim()
+    assert (low, high) == (-0.5, 2.5)

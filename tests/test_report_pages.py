@@ -28,6 +28,7 @@ from storyeval.plots.pages import (
     figure_heading,
     figure_labels,
     fill_caption,
+    meta_headers,
     readable,
     table_labels,
     write_figure_page,
@@ -128,6 +129,11 @@ def test_captions_say_only_what_is_true_of_the_set():
     assert "Story level: the correlation over all stories at once (pooled" in own and "There is no system level" in own
     assert "per criterion and grouping (none: all stories at once)" in own and "judge" not in own.lower()
     assert "one figure per criterion and level (story)" in own and "Tab. 5 (Pearson) and Tab. 8 (story level)" in own
+    assert "*System*" not in own and "*Story*, the only level here" in own
+    pooled = caption_facts(POOLED_SHAPE, False, False, "", ["none"])
+    assert meta_headers("meta_best_table", pooled)[0]["label"] == "Metric" and "LLM judges" not in str(pooled)
+    assert meta_headers("meta_consensus_table", caption_facts(HANNA_SHAPE, True, True, "released", ["none"]))[0][
+        "label"] == "Metric or LLM judge"
     grid = caption_facts({**HANNA_SHAPE, "subset": False}, False, False, "configured", ["none", "item", "system"])
     assert grid["levels"] == ("Story level: for each prompt, the correlation over the systems' stories, averaged over "
                               "the prompts; system level: the correlation of the systems' mean scores.")

@@ -5,7 +5,7 @@ import pandas as pd
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots import save_figure
 from storyeval.plots.meta import best_agreement
-from storyeval.plots.pages import META_TABLES, caption_html, readable, write_figure_page, write_table_page
+from storyeval.plots.pages import caption_html, meta_headers, readable, write_figure_page, write_table_page
 from storyeval.stats.meta import best_table
 
 log = log_to(snakemake.log[0])
@@ -14,7 +14,7 @@ intervals = pd.concat([read_table(path, ["grouping", "metric", "r"]) for path in
 clusters = pd.concat([read_table(path, ["grouping", "metric", "rank"]) for path in snakemake.input.clusters])
 table = best_table(intervals, clusters, p.top)
 write_csv(table, out.csv)
-headers, groups = META_TABLES["meta_best_table"]
+headers, groups = meta_headers("meta_best_table", snakemake.params.facts)
 shown = readable(table, headers)  # for people: labels, three decimals; the CSV keeps every column
 write_markdown(shown, out.md, p.title)
 caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)

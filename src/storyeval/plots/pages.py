@@ -91,6 +91,15 @@ META_TABLES = {
                               "label": "Metric or LLM judge", "family": "Family", "borda": "Borda count",
                               "borda_rank": "Borda rank"}, ["Grouping", "Kind"]),
 }
+
+
+def meta_headers(name: str, facts: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """META_TABLES' headers and groups of a meta table; its items named metrics alone where the set is compared
+    with no LLM judge (caption_facts)."""
+    headers, groups = META_TABLES[name]
+    return ({**headers, "label": "Metric"} if not facts["judges"] else headers), groups
+
+
 # A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
 SHOWN_PER_GROUP = 3
 DEGENERATE = DEGENERATE_NOTE
@@ -176,6 +185,8 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         "williams": ("HANNA Fig. 27-32 (story level) and 33-38 (system level), one figure per criterion" if numbered
                      else f"one figure per criterion and level ({', '.join(levels)})")
         + ", each also for the representative subset" * bool(shape["subset"]),
+        "borda_levels": "*Story*, *System*, or both (*Global*)" if len(levels) == 2
+        else f"*{levels[0].capitalize()}*, the only level here",
         "top_tables": "Tab. 5 (Pearson), Tab. 8 (story level) and Tab. 9 (system level)" if "system" in levels
         else "Tab. 5 (Pearson) and Tab. 8 (story level)",
         "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
