@@ -132,6 +132,7 @@ def test_captions_say_only_what_is_true_of_the_set():
     assert "*System*" not in own and "*Story*, the only level here" in own
     pooled = caption_facts(POOLED_SHAPE, False, False, "", ["none"])
     assert meta_headers("meta_best_table", pooled)[0]["label"] == "Metric" and "LLM judges" not in str(pooled)
+    assert table_labels("meta_consensus_table", pooled)["Shows"] == "Kemeny and Borda consensus of metrics"
     assert meta_headers("meta_consensus_table", caption_facts(HANNA_SHAPE, True, True, "released", ["none"]))[0][
         "label"] == "Metric or LLM judge"
     grid = caption_facts({**HANNA_SHAPE, "subset": False}, False, False, "configured", ["none", "item", "system"])

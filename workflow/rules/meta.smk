@@ -121,7 +121,7 @@ rule meta_best:
             plan.report_page("results/{dataset}/{scoreset}", "meta_best_table"),
             "meta_best",
             "Tables",
-            table_labels("meta_best_table"),
+            lambda wildcards: table_labels("meta_best_table", caption_facts(wildcards)),
         ),
         pdf="results/{dataset}/{scoreset}/figures/meta_best.pdf",
         png="results/{dataset}/{scoreset}/figures/meta_best.png",
@@ -167,7 +167,7 @@ rule meta_consensus:
             plan.report_page("results/{dataset}/{scoreset}", "meta_consensus_table"),
             "meta_consensus",
             "Tables",
-            table_labels("meta_consensus_table"),
+            lambda wildcards: table_labels("meta_consensus_table", caption_facts(wildcards)),
         ),
     log:
         "logs/meta_consensus/{dataset}/{scoreset}.log",

@@ -138,10 +138,13 @@ def figure_caption(spec: dict) -> str:
     return "heatmap" if spec["kind"] in HEATMAPS else spec["kind"]
 
 
-def table_labels(name: str) -> dict[str, str]:
+def table_labels(name: str, facts: Mapping[str, str] | None = None) -> dict[str, str]:
     """The columns of a table in the report's list. The report sorts its entries by their labels as text: "#",
-    the table's place in the papers, keeps the papers' order."""
+    the table's place in the papers, keeps the papers' order. With the set's `facts` (caption_facts), a meta
+    table names LLM judges only where the set is compared with some."""
     number, title = TABLES[name]
+    if facts is not None:
+        title = title.replace(" (and LLM judges)", facts["and_judges"])
     return {"#": f"{list(TABLES).index(name) + 1:02d}", "Table": number, "Shows": title.removeprefix(f"{number}: ")}
 
 
