@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from storyeval.criteria import CRITERIA
 from storyeval.plots.base import save_figure
 from storyeval.plots.heatmaps import correlation_heatmap
 from storyeval.plots.pages import (
@@ -103,7 +104,7 @@ def test_caption_on_the_page_reads_as_the_reports(caption):
     assert ours.count("<em>") == theirs.count("<em>") and ours.count("<code>") == theirs.count(literal)
 
 
-HANNA_SHAPE = {"levels": ["story", "system"], "systems": True, "subset": True}
+HANNA_SHAPE = {"levels": ["story", "system"], "systems": True, "subset": True, "criteria": CRITERIA}
 POOLED_SHAPE = {"levels": ["story"], "systems": False, "subset": False}
 HANNA_ONLY = ["Human reference stories", "TACL", "†", "Houairi & Thiounn's Tab. 2", "of HANNA's scores",
               "Fig. 27-32", "averaged over the prompts", "system level:", "(system level)", "item:"]

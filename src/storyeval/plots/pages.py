@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from storyeval.criteria import CRITERIA
 from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, marked
 from storyeval.io import _atomic
 
@@ -161,17 +162,17 @@ GROUPINGS = {"none": "none: all stories at once", "item": "item: per prompt, ave
 
 def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, groupings: Sequence[str]) -> dict[str, str]:
     """The sentences of the captions that depend on the score set, as it was computed (the captions insert them as
-    ``{{ snakemake.params.facts.<key> }}``, for Snakemake's report and the pages alike). `shape`: its levels and
-    whether its stories lie on a prompt x system grid (Run.structure); `hanna`: HANNA's stories, whose human
-    reference stories are left out and whose figures carry the paper's numbers; `released`: HANNA's released
-    scores (the † of a degenerate release); `judges`: "released" (HANNA's TACL 2024 judges), "configured" or "";
-    `groupings`: the meta-evaluation's groupings the set has."""
+    ``{{ snakemake.params.facts.<key> }}``, for Snakemake's report and the pages alike). `shape`: its levels,
+    whether its stories lie on a prompt x system grid, its criteria (Run.structure); `hanna`: HANNA's stories,
+    whose human reference stories are left out; `released`: HANNA's released scores (the † of a degenerate
+    release); `judges`: "released" (HANNA's TACL 2024 judges), "configured" or ""; `groupings`: the
+    meta-evaluation's groupings the set has."""
     levels = shape["levels"]
     story = ("for each prompt, the correlation over the systems' stories, averaged over the prompts" if shape["systems"]
              else "the correlation over all stories at once (pooled: the stories do not lie on a prompt x system grid)")
     defined = [f"story level: {story}"] * ("story" in levels) + [
         "system level: the correlation of the systems' mean scores"] * ("system" in levels)
-    numbered = hanna and len(levels) == 2
+    numbered = list(shape.get("criteria", [])) == CRITERIA and len(levels) == 2  # as storyeval.plan numbers them
     judged = {"released": " (and which LLM judge of HANNA's TACL 2024 release, Chhun, Suchanek & Clavel 2024)",
               "configured": " (and which LLM judge configured for this dataset)"}.get(judges, "")
     defined = "; ".join(defined)
