@@ -46,12 +46,19 @@ def select(config, run=None) -> list[str]:
                                     f"{pinned.resources}/recorded-checksums.tsv", ConfigSources())
 
 
-def test_the_shipped_example_runs_its_list_and_says_nothing_of_it(tmp_path):
-    layer = yaml.safe_load((REPO / "config/examples/long.yaml").read_text())
+@pytest.mark.parametrize("layout", ["long", "wide", "per_rater"])
+def test_the_shipped_example_runs_its_list_and_says_nothing_of_it(tmp_path, layout):
+    layer = yaml.safe_load((REPO / f"config/examples/{layout}.yaml").read_text())
     config = run_config(tmp_path, layer)
     notes = select(config, ["example"])
     assert config["datasets"]["example"]["metrics"] == layer["datasets"]["example"]["metrics"]
     assert not [note for note in notes if "example" in note]
+    del layer["datasets"]["example"]["metrics"]  # the default: every model-free metric, its texts have them all
+    config = run_config(tmp_path, layer)
+    notes = select(config, ["example"])
+    assert config["datasets"]["example"]["metrics"] == [name for name in MODEL_FREE if name != "textstats"]
+    default = "dataset example: no metrics: key, so the default, the model-free metrics its texts allow"
+    assert [note.split(" (")[0] for note in notes] == [default]
 
 
 def test_all_takes_what_the_run_has_and_lists_the_rest_one_line_each(tmp_path):
