@@ -131,6 +131,7 @@ def test_captions_say_only_what_is_true_of_the_set():
     assert "per criterion and grouping (none: all stories at once)" in own and "judge" not in own.lower()
     assert "one figure per criterion and level (story)" in own and "Tab. 5 (Pearson) and Tab. 8 (story level)" in own
     assert "*System*" not in own and "*Story*, the only level here" in own
+    assert "prompts and systems resampled" in hanna and "(the stories resampled: the set is one group" in own
     pooled = caption_facts(POOLED_SHAPE, False, False, "", ["none"])
     assert meta_headers("meta_best_table", pooled)[0]["label"] == "Metric" and "LLM judges" not in str(pooled)
     assert table_labels("meta_consensus_table", pooled)["Shows"] == "Kemeny and Borda consensus of metrics"

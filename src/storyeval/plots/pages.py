@@ -185,6 +185,8 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         "judge_rule": "; a judge against the criterion it rated, its Average against each" * bool(judged),
         "judge_rank": ("; a judge (judge x evaluation task) ranks in each criterion's ranking by its rating of that "
                        "criterion, its Average as an item of its own") * bool(judged),
+        "resampled": "prompts and systems resampled together" if shape["systems"]
+        else "the stories resampled: the set is one group",
         "groupings": "; ".join(GROUPINGS[name] for name in groupings),
         "williams": ("HANNA Fig. 27-32 (story level) and 33-38 (system level), one figure per criterion" if numbered
                      else f"one figure per criterion and level ({', '.join(levels)})")
