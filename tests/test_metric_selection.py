@@ -182,7 +182,12 @@ def test_a_run_says_what_it_left_out_and_runs_offline(tmp_path, hanna_mirror):
            "rouge-we, s3, summaqa left out (mine, scary200, wp200): no reference text" in said
     assert not (tmp_path / "resources").exists()
     make_workdir(tmp_path, **{"datasets.mine": entry, **nowhere, "data.allow_download": False})
-    result = run_snakemake(tmp_path, "--cores", "1", "results/mine/computed/metrics.csv")
+    page = "results/mine/computed/report/tab8_top5_story.html"
+    result = run_snakemake(tmp_path, "--cores", "1", "results/mine/computed/metrics.csv", page)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "storyeval: dataset mine: no metrics: key, so the default, the model-free metrics its texts allow " \
            "(textstats)" in result.stderr
+    # Two systems: one group. The caption defines the story level as it was computed, and nothing of HANNA's.
+    caption = (tmp_path / page).read_text(encoding="utf-8").split('<p class="caption">')[1].split("</p>")[0]
+    assert "Story level: the correlation over all stories at once (pooled" in caption
+    assert "averaged over the prompts" not in caption and "Tab. 9" not in caption and "Human reference" not in caption

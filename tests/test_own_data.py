@@ -282,3 +282,18 @@ def test_degenerate_data_plans_what_it_allows_and_says_why(tmp_path, hanna_mirro
     assert refused.returncode != 0
     assert "dataset flat: no criterion varies (every story has the same rating on Delight, Fluency, Plot); fix:" in (
         refused.stdout + refused.stderr)
+
+
+def test_the_report_pages_say_nothing_of_hannas(own_run):
+    """The pages of one's own dataset carry none of HANNA's conventions (its reference stories, the TACL judges,
+    the † release, the paper's Williams numbers, the reanalyses of its scores) and define the levels as computed."""
+    import re
+
+    workdir, _, _ = own_run
+    pages = (workdir / "results/mine/computed/report").glob("*.html")
+    text = " ".join(re.sub(r'"data:[^"]*"', "", page.read_text(encoding="utf-8")) for page in pages)  # no base64
+    for phrase in ["Human reference stories", "TACL", "†", "Houairi & Thiounn's Tab. 2", "of HANNA's scores",
+                   "Fig. 27-32", "LLM judge"]:
+        assert phrase not in text, phrase
+    assert "one figure per criterion and level (story, system), each also for the representative subset" in text
+    assert "Story level: for each prompt, the correlation over the systems' stories, averaged over the prompts" in text
