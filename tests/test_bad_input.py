@@ -198,8 +198,6 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
     ({"datasets.wp200.file": "storyer/wp100"}, "datasets.wp200.file: no pinned file 'wp100' under storyer.files"),
     ({"datasets.hanna.kind": "hanna-llm", "datasets.hanna.file": "hanna/stories_llm"},
      "datasets.hanna.kind: hanna-llm, but results/hanna holds HANNA's released scores"),
-    ({"datasets.hanna-llm.metrics": ["datastats", "textstats"]}, "datasets.hanna-llm.metrics: datastats and "
-     "textstats both write column 'text-length'; fix: list one of them (datastats computes textstats's columns"),
     ({"metric_params.chrf": {"order": 6}}, "metric_params.chrf: unknown parameter(s) ['order']; fix: use"),
 ])
 def test_inconsistent_config(changes, message):

@@ -119,7 +119,8 @@ def test_every_named_metric_that_cannot_run_is_refused_in_one_message(tmp_path):
     message = str(error.value)
     assert "\n" not in message and message.startswith("config.yaml datasets.mine.metrics, datasets.other.metrics: "
                                                       "4 named metric(s) cannot run: bleu on mine (no reference text)")
-    assert "datastats on mine (no prompt text)" in message and "storyer on mine (missing file train_rank" in message
+    assert "datastats on mine (writes column 'repetition-1' as textstats does, list one of them)" in message
+    assert "storyer on mine (missing file train_rank" in message
     assert "bleurt on other (unknown metric" in message and "perplexity" not in message  # a null role: left out
     assert "; fix: remove them from the list" in message
 
@@ -158,6 +159,9 @@ def test_without_the_run_the_texts_decide():
     entry = {**EXPORT, "metrics": "all"}
     assert choose_metrics(entry).metrics == ["perplexity", "storyer", "textstats"]
     assert choose_metrics({**EXPORT, "metrics": ["bleu", "textstats"]}).refused == {"bleu": "no reference text"}
+    prompted = {**EXPORT, "columns": {**EXPORT["columns"], "prompt": "prompt_text"}}
+    assert choose_metrics({**prompted, "metrics": ["datastats", "textstats"]}).refused == {"textstats": (
+        "writes column 'repetition-1' as datastats does, list one of them; datastats computes its columns and more")}
 
 
 def test_a_run_says_what_it_left_out_and_runs_offline(tmp_path, hanna_mirror):

@@ -147,8 +147,8 @@ def check_model_names(config: Mapping, sources: ConfigSources) -> None:
 
 
 def check_datasets(config: Mapping, sources: ConfigSources) -> None:
-    """Every dataset reads a pinned file of its kind, no two metrics of its list write one column, and
-    metric_params name only parameters their compute() accepts (which metrics run: storyeval.workflow.selection)."""
+    """Every dataset reads a pinned file of its kind, and metric_params name only parameters their compute()
+    accepts (which metrics run: storyeval.workflow.selection)."""
     for name, dataset in config["datasets"].items():
         key = f"datasets.{name}"
         if dataset["kind"] not in KINDS:
@@ -165,9 +165,6 @@ def check_datasets(config: Mapping, sources: ConfigSources) -> None:
                 "scores, whose stories only the raw annotations match",
                 "use kind hanna-annotations, or rename the dataset",
             )
-        if isinstance(dataset.get("metrics"), list):  # `all` and the default never collide (choose_metrics)
-            known = [metric for metric in dataset["metrics"] if metric in catalog.CATALOG]  # unknown: selection
-            check_shared_columns(known, f"{key}.metrics", sources)
     for metric, params in config["metric_params"].items():
         if metric not in catalog.CATALOG:
             raise sources.refuse(
@@ -179,23 +176,6 @@ def check_datasets(config: Mapping, sources: ConfigSources) -> None:
             raise sources.refuse(
                 f"metric_params.{metric}", f"unknown parameter(s) {unknown}", f"use {sorted(accepted)}"
             )
-
-
-def check_shared_columns(metrics: Sequence[str], key: str, sources: ConfigSources) -> None:
-    """Two metrics that write the same score column would collide in the merged scores (textstats' columns are
-    datastats' reference-free ones)."""
-    owner: dict[str, str] = {}
-    for metric in metrics:
-        for column in catalog.entry(metric).columns:
-            if column in owner and owner[column] != metric:
-                raise sources.refuse(
-                    key,
-                    f"{owner[column]} and {metric} both write column {column!r}",
-                    f"list one of them ({owner[column]} computes {metric}'s columns and more)"
-                    if set(catalog.entry(metric).columns) <= set(catalog.entry(owner[column]).columns)
-                    else "list one of them",
-                )
-            owner.setdefault(column, metric)
 
 
 def check_pinned_entry(config: Mapping, dataset: Mapping, described: Dataset, key: str, sources: ConfigSources) -> None:

@@ -119,6 +119,20 @@ def lacking_texts(metric: str, texts: frozenset[str], needs: frozenset[str] = fr
     return f"no {' or '.join(missing)} text" if missing else None
 
 
+def shared_columns(metric: str, metrics: list[str]) -> str | None:
+    """Why a listed metric would collide with one listed before it in the merged scores (a column both write:
+    textstats' columns are datastats' reference-free ones), or None."""
+    from storyeval.metrics import catalog
+
+    columns = set(catalog.entry(metric).columns)
+    for other in metrics[:metrics.index(metric)]:
+        shared = sorted(columns & set(catalog.entry(other).columns)) if other in catalog.CATALOG else []
+        if shared and other != metric:
+            within = f"; {other} computes its columns and more" if columns <= set(catalog.entry(other).columns) else ""
+            return f"writes column {shared[0]!r} as {other} does, list one of them{within}"
+    return None
+
+
 def choose_metrics(entry: Mapping, name: str = "dataset", lacking: Callable | None = None,
                    disabled: Callable = lambda metric: None) -> MetricChoice:
     """A dataset's metrics: its `metrics` list; `all`: every metric of the catalog that this run can compute on it;
@@ -134,7 +148,7 @@ def choose_metrics(entry: Mapping, name: str = "dataset", lacking: Callable | No
     texts = describe(entry, name).texts
     if isinstance(requested, list):
         reasons = {metric: "unknown metric (docs/metrics.md lists them)" if metric not in catalog.CATALOG
-                   else lacking(metric, texts) for metric in requested}
+                   else shared_columns(metric, requested) or lacking(metric, texts) for metric in requested}
         off = {metric: disabled(metric) for metric in requested if not reasons[metric] and disabled(metric)}
         return MetricChoice([metric for metric in requested if not reasons[metric] and metric not in off], off,
                             {metric: reason for metric, reason in reasons.items() if reason})
