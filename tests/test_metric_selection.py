@@ -125,6 +125,12 @@ def test_every_named_metric_that_cannot_run_is_refused_in_one_message(tmp_path):
     assert "; fix: remove them from the list" in message
 
 
+def test_an_empty_list_is_said(tmp_path):
+    config = run_config(tmp_path, mine={**EXPORT, "metrics": []})
+    assert select(config) == ["dataset mine: its metrics list is empty, so no metric is computed on it (metrics: all, "
+                              "or no metrics: key for the model-free default)"]
+
+
 def test_a_null_role_in_a_list_is_left_out_with_a_line(tmp_path):
     config = run_config(tmp_path, mine={**EXPORT, "metrics": ["textstats", "perplexity"]})
     notes = select(config)

@@ -127,7 +127,8 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
                          f"({', '.join(choices[name].metrics)}); metrics: all adds every metric this run can "
                          "compute (docs/own-data.md)")
         elif not choices[name].metrics:
-            notes.append(f"dataset {name}: no metric to compute, so only its human ratings are analysed")
+            notes.append(f"dataset {name}: its metrics list is empty, so no metric is computed on it (metrics: all, or "
+                         "no metrics: key for the model-free default)")
         entry["metrics"] = choices[name].metrics
         for metric, reason in choices[name].left_out.items():
             left_out.setdefault((metric, reason), []).append(name)
