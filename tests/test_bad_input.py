@@ -202,11 +202,6 @@ def default_config(overrides: dict | None = None, **changes) -> dict:
     ({"datasets.wp200.file": "storyer/wp100"}, "datasets.wp200.file: no pinned file 'wp100' under storyer.files"),
     ({"datasets.hanna.kind": "hanna-llm", "datasets.hanna.file": "hanna/stories_llm"},
      "datasets.hanna.kind: hanna-llm, but results/hanna holds HANNA's released scores"),
-    ({"datasets.wp200.metrics": ["bleu"]}, "datasets.wp200.metrics: bleu needs ['reference'], which a "
-                                           "storyer dataset lacks; fix: remove it"),
-    ({"datasets.wp200.metrics": ["bleurt"]}, "datasets.wp200.metrics: unknown metric 'bleurt'; fix: use one of"),
-    ({"datasets.hanna-llm.metrics": ["datastats", "textstats"]}, "datasets.hanna-llm.metrics: datastats and "
-     "textstats both write column 'text-length'; fix: list one of them (datastats computes textstats's columns"),
     ({"metric_params.chrf": {"order": 6}}, "metric_params.chrf: unknown parameter(s) ['order']; fix: use"),
     ({"datasets.crowd": {**CROWD, "path": "crowd.csv"}}, "datasets.crowd.files: given beside path:, url: or "
      "sha256: of the entry; fix: give each file's path: (or url:) and sha256: under files:, or use path: alone"),

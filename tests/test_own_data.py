@@ -236,7 +236,7 @@ def test_a_dataset_without_reference_or_systems_degrades_and_says_so(tmp_path, h
     make_workdir(tmp_path, **{"datasets.flat": {**entry, "metrics": ["bleu"]}})
     refused = run_snakemake(tmp_path, "-n")
     assert refused.returncode != 0
-    assert "datasets.flat.metrics: bleu needs ['reference'], which a table dataset lacks; fix: remove it" in (
+    assert "datasets.flat.metrics: 1 named metric(s) cannot run: bleu on flat (no reference text); fix: remove" in (
         refused.stdout + refused.stderr
     )
 
@@ -360,3 +360,18 @@ def test_the_crowd_example_runs_as_shipped(tmp_path, hanna_mirror):
     refused = run_snakemake(tmp_path, "-n", "dataset_crowd")
     said = refused.stdout + refused.stderr
     assert refused.returncode != 0 and "datasets.crowd.files[1].path config/examples/crowd/fluency.csv" in said
+
+
+def test_the_report_pages_say_nothing_of_hannas(own_run):
+    """The pages of one's own dataset carry none of HANNA's conventions (its reference stories, the TACL judges,
+    the † release, the paper's Williams numbers, the reanalyses of its scores) and define the levels as computed."""
+    import re
+
+    workdir, _, _ = own_run
+    pages = (workdir / "results/mine/computed/report").glob("*.html")
+    text = " ".join(re.sub(r'"data:[^"]*"', "", page.read_text(encoding="utf-8")) for page in pages)  # no base64
+    for phrase in ["Human reference stories", "TACL", "†", "Houairi & Thiounn's Tab. 2", "of HANNA's scores",
+                   "Fig. 27-32", "LLM judge"]:
+        assert phrase not in text, phrase
+    assert "one figure per criterion and level (story, system), each also for the representative subset" in text
+    assert "Story level: for each prompt, the correlation over the systems' stories, averaged over the prompts" in text

@@ -461,3 +461,30 @@ def test_meta_best_labels_lie_inside_the_png(tmp_path):
     save_figure(figure, tmp_path / "meta.pdf", tmp_path / "meta.png", dpi=200)
     grey = np.asarray(Image.open(tmp_path / "meta.png").convert("L"))
     assert grey[:, :6].min() == 255 and grey[:, -6:].min() == 255
+
+
+@pytest.mark.parametrize("metrics", [2, 5, 40])
+def test_a_long_title_fits_the_figure(metrics):
+    """A Williams title of a few metrics (a dataset of one's own) breaks into lines and lies inside the figure, as
+    the renderer measures it; over a wide grid it stays one line."""
+    names = [f"Metric {k}" for k in range(metrics)]
+    p = pd.DataFrame(np.random.default_rng(0).uniform(size=(metrics, metrics)), index=names, columns=names)
+    title = ("Williams test BH-adjusted p-values (%), story level, Interestingness: row metric > column metric "
+             "(Pearson)")
+    figure = pvalue_heatmap(p, title)
+    box = figure.axes[0].title.get_window_extent(figure.canvas.get_renderer())
+    page = figure.bbox
+    assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1
+    drawn = figure.axes[0].title.get_text()
+    assert " ".join(drawn.split()) == title and ("\n" in drawn) == (metrics < 40)
+
+
+def test_meta_best_rows_lie_inside_their_panel():
+    """Every row of a panel half a row inside its axes, also when the last ones have no correlation (a constant
+    metric): the first row's dot and interval are not cut by the axes' edge."""
+    from storyeval.plots.meta import best_agreement
+
+    rows = [{"grouping": "none", "criterion": "Wit", "kind": "metric", "label": f"M{k}", "r": [0.3, 0.8, None][k],
+             "ci_low": [0.2, 0.7, None][k], "ci_high": [0.4, 0.9, None][k], "rank": 1} for k in range(3)]
+    low, high = best_agreement(pd.DataFrame(rows), "pearson").axes[0].get_ylim()
+    assert (low, high) == (-0.5, 2.5)

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
+from storyeval.criteria import CRITERIA
 from storyeval.plots.base import save_figure
 from storyeval.plots.heatmaps import correlation_heatmap
 from storyeval.plots.pages import (
@@ -22,11 +23,13 @@ from storyeval.plots.pages import (
     SHOWN_PER_GROUP,
     TABLE_CAPTIONS,
     TABLES,
-    WILDCARD,
     about_text,
+    caption_facts,
     caption_html,
     figure_heading,
     figure_labels,
+    fill_caption,
+    meta_headers,
     readable,
     table_labels,
     write_figure_page,
@@ -84,10 +87,13 @@ REPORT = Path(__file__).resolve().parents[1] / "workflow/report"
 def test_caption_on_the_page_reads_as_the_reports(caption):
     """The page shows the caption as Snakemake's report renders it (docutils), the wildcards filled."""
     from docutils.core import publish_parts
+    from jinja2 import Environment
 
     wildcards = {"dataset": "mine", "scoreset": "computed", "model": "tiny"}
-    filled = WILDCARD.sub(lambda match: wildcards[match[1]], (REPORT / caption).read_text(encoding="utf-8"))
-    ours = caption_html(REPORT / caption, wildcards)
+    facts = caption_facts(HANNA_SHAPE, True, True, "released", ["none", "item", "system"])
+    snakemake = type("Snakemake", (), {"wildcards": wildcards, "params": {"facts": facts}})  # as the report fills it
+    filled = Environment().from_string((REPORT / caption).read_text(encoding="utf-8")).render(snakemake=snakemake)
+    ours = caption_html(REPORT / caption, wildcards, facts)
     theirs = publish_parts(filled, writer="html")["body"]
 
     def words(markup: str) -> str:
@@ -96,6 +102,45 @@ def test_caption_on_the_page_reads_as_the_reports(caption):
     assert words(ours) == words(theirs) and "{{" not in ours
     literal = '<tt class="docutils literal">'
     assert ours.count("<em>") == theirs.count("<em>") and ours.count("<code>") == theirs.count(literal)
+
+
+HANNA_SHAPE = {"levels": ["story", "system"], "systems": True, "subset": True, "criteria": CRITERIA}
+POOLED_SHAPE = {"levels": ["story"], "systems": False, "subset": False}
+HANNA_ONLY = ["Human reference stories", "TACL", "†", "Houairi & Thiounn's Tab. 2", "of HANNA's scores",
+              "Fig. 27-32", "averaged over the prompts", "system level:", "(system level)", "item:"]
+NOT_OWN = ("workflow.rst", "audit.rst", "storyer_evaluation.rst", "storyer_training.rst")  # HANNA's or StoryER's
+
+
+def filled_captions(facts: dict) -> str:
+    """Every caption of the report with its wildcards and `facts` filled, as one text."""
+    wildcards = {"dataset": "mine", "scoreset": "computed", "model": "tiny"}
+    return " ".join(" ".join(fill_caption(path.read_text(encoding="utf-8"), wildcards, facts).split())
+                    for path in sorted(REPORT.glob("*.rst")) if path.name not in NOT_OWN)
+
+
+def test_captions_say_only_what_is_true_of_the_set():
+    """HANNA's conventions (its reference stories, judges, † release, numbered figures, the reanalyses of its
+    scores) only on HANNA; each level defined as it was computed; only the groupings the set has."""
+    hanna = filled_captions(caption_facts(HANNA_SHAPE, True, True, "released", ["none", "item", "system"]))
+    for phrase in HANNA_ONLY:
+        assert phrase in hanna, phrase
+    own = filled_captions(caption_facts(POOLED_SHAPE, False, False, "", ["none"]))
+    for phrase in HANNA_ONLY:
+        assert phrase not in own, phrase
+    assert "Story level: the correlation over all stories at once (pooled" in own and "There is no system level" in own
+    assert "per criterion and grouping (none: all stories at once)" in own and "judge" not in own.lower()
+    assert "one figure per criterion and level (story)" in own and "Tab. 5 (Pearson) and Tab. 8 (story level)" in own
+    assert "*System*" not in own and "*Story*, the only level here" in own
+    assert "prompts and systems resampled" in hanna and "(the stories resampled: the set is one group" in own
+    pooled = caption_facts(POOLED_SHAPE, False, False, "", ["none"])
+    assert meta_headers("meta_best_table", pooled)[0]["label"] == "Metric" and "LLM judges" not in str(pooled)
+    assert table_labels("meta_consensus_table", pooled)["Shows"] == "Kemeny and Borda consensus of metrics"
+    assert meta_headers("meta_consensus_table", caption_facts(HANNA_SHAPE, True, True, "released", ["none"]))[0][
+        "label"] == "Metric or LLM judge"
+    grid = caption_facts({**HANNA_SHAPE, "subset": False}, False, False, "configured", ["none", "item", "system"])
+    assert grid["levels"] == ("Story level: for each prompt, the correlation over the systems' stories, averaged over "
+                              "the prompts; system level: the correlation of the systems' mean scores.")
+    assert "which LLM judge configured for this dataset" in grid["judges"] and "subset" not in grid["williams"]
 
 
 # What each kind of table holds, in its caption's words; only percent tables say "in percent".
@@ -108,7 +153,9 @@ PERCENT = {"top_metrics", "heatmap", "bootstrap_f1", "topk", "williams"}
 def test_each_kind_of_table_has_its_own_caption():
     assert set(TABLE_CAPTIONS) == set(TABLES)
     for name, caption in TABLE_CAPTIONS.items():
-        text = " ".join((REPORT / f"{caption}.rst").read_text(encoding="utf-8").split())
+        facts = caption_facts(HANNA_SHAPE, True, True, "released", ["none", "item", "system"])
+        wildcards = {"dataset": "mine", "scoreset": "computed", "model": "tiny"}
+        text = " ".join(fill_caption((REPORT / f"{caption}.rst").read_text(encoding="utf-8"), wildcards, facts).split())
         assert HOLDS.get(caption, "") in text, name
         assert ("in percent" in text) == (caption in PERCENT), name
     kinds = {caption for name, caption in TABLE_CAPTIONS.items() if name.startswith(("tab", "reanalysis", "kemeny"))}
@@ -242,9 +289,9 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
     assert "1.2e-178 to 1.1e-9" in full and "1e-56" not in full
 
 
-def assert_pages_tell_the_truth(base: Path, wildcards: dict[str, str]) -> None:
-    """A run's report pages (results/<dataset>/<scoreset>): each shows its kind's caption, saves the very files
-    it names, and notes † where a figure shows a degenerate release."""
+def assert_pages_tell_the_truth(base: Path, wildcards: dict[str, str], facts: dict[str, str]) -> None:
+    """A run's report pages (results/<dataset>/<scoreset>): each shows its kind's caption with the set's `facts`
+    (caption_facts), saves the very files it names, and notes † where a figure shows a degenerate release."""
     registry = pd.read_csv(base / "metrics.csv")
     degenerate = registry["degenerate_release"].astype(bool).any()
     pages = sorted((base / "report").glob("*.html"))
@@ -260,7 +307,7 @@ def assert_pages_tell_the_truth(base: Path, wildcards: dict[str, str]) -> None:
             assert (DEGENERATE in text) == (degenerate and all_metrics), name
         csv = base / "tables" / f"{name.removesuffix('_table')}.csv"  # meta_best_table: tables/meta_best.csv
         if name in TABLE_CAPTIONS and csv.exists():
-            assert caption_html(REPORT / f"{TABLE_CAPTIONS[name]}.rst", wildcards) in text, name
+            assert caption_html(REPORT / f"{TABLE_CAPTIONS[name]}.rst", wildcards, facts) in text, name
             assert files[csv.name] == csv.read_bytes(), name
 
 

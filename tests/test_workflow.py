@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_report_pages import assert_pages_tell_the_truth
+from test_report_pages import HANNA_SHAPE, assert_pages_tell_the_truth
 
 from storyeval.datasets import metric_names
 
@@ -81,9 +81,15 @@ def test_every_figure_and_table_rendered(finished_run):
 
 
 def test_report_pages_tell_the_truth(finished_run):
+    from storyeval.plots.pages import caption_facts
+
+    judged = yaml.safe_load((REPO / "config.yaml").read_text())["meta"]["judges"]
     for dataset, scoreset in (("hanna", "released"), ("hanna-llm", "computed")):
+        released = scoreset == "released"
+        facts = caption_facts(HANNA_SHAPE, True, released, "released" * (released and bool(judged)),
+                              ["none", "item", "system"])
         assert_pages_tell_the_truth(finished_run / "results" / dataset / scoreset,
-                                    {"dataset": dataset, "scoreset": scoreset})
+                                    {"dataset": dataset, "scoreset": scoreset}, facts)
 
 
 def test_rerun_gives_identical_tables(finished_run, tmp_path):

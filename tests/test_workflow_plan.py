@@ -137,7 +137,6 @@ def test_metric_jobs_follow_the_configured_model_roles():
     config = checked()
     enabled = metrics.enabled(config, "hanna-llm")
     assert "bleu" in enabled and "bertscore" in enabled and "bartscore" not in enabled  # models.seq2seq: null
-    assert "bartscore" in metrics.disabled_note(config, ["hanna-llm"])
     assert metrics.stem(config, "bertscore") == "bertscore@all-minilm-l6-v2" and metrics.stem(config, "bleu") == "bleu"
     assert metrics.encoder_model(config, "all-minilm-l6-v2")["role"] == "encoder"
     with pytest.raises(InputError, match="no configured encoder is named 'bert'"):

@@ -126,7 +126,7 @@ def test_editing_the_training_module_retrains(tiny_run):
 @pytest.mark.parametrize(
     "override, phrase",
     [
-        ({"storyer_evaluator.training.use_prompt": True}, "have no prompts to score"),
+        ({"storyer_evaluator.training.use_prompt": True}, "no prompt text (storyer_evaluator.training.use_prompt"),
         ({"storyer_evaluator.training.heldout_share": 0}, "no held-out pairs"),
         ({"storyer_evaluator.training.epoch": 3}, "config rejected"),
         ({"storyer_evaluator.reasons.method": "generated"}, "no seq2seq model is set"),

@@ -150,8 +150,8 @@ def check_model_names(config: Mapping, sources: ConfigSources) -> None:
 
 
 def check_datasets(config: Mapping, sources: ConfigSources) -> None:
-    """Every dataset reads a pinned file of its kind, its metrics exist and fit it, and metric_params name
-    only parameters their compute() accepts."""
+    """Every dataset reads a pinned file of its kind, and metric_params name only parameters their compute()
+    accepts (which metrics run: storyeval.workflow.selection)."""
     for name, dataset in config["datasets"].items():
         key = f"datasets.{name}"
         if dataset["kind"] not in KINDS:
@@ -168,18 +168,6 @@ def check_datasets(config: Mapping, sources: ConfigSources) -> None:
                 "scores, whose stories only the raw annotations match",
                 "use kind hanna-annotations, or rename the dataset",
             )
-        for metric in dataset["metrics"]:
-            if metric not in catalog.CATALOG:
-                raise sources.refuse(
-                    f"{key}.metrics", f"unknown metric {metric!r}", f"use one of {', '.join(catalog.CATALOG)}"
-                )
-            if not catalog.applicable(metric, described.texts):
-                raise sources.refuse(
-                    f"{key}.metrics",
-                    f"{metric} needs {sorted(catalog.entry(metric).needs)}, which a {dataset['kind']} dataset lacks",
-                    "remove it from that dataset",
-                )
-        check_shared_columns(dataset["metrics"], f"{key}.metrics", sources)
     for metric, params in config["metric_params"].items():
         if metric not in catalog.CATALOG:
             raise sources.refuse(
@@ -191,23 +179,6 @@ def check_datasets(config: Mapping, sources: ConfigSources) -> None:
             raise sources.refuse(
                 f"metric_params.{metric}", f"unknown parameter(s) {unknown}", f"use {sorted(accepted)}"
             )
-
-
-def check_shared_columns(metrics: Sequence[str], key: str, sources: ConfigSources) -> None:
-    """Two metrics that write the same score column would collide in the merged scores (textstats' columns are
-    datastats' reference-free ones)."""
-    owner: dict[str, str] = {}
-    for metric in metrics:
-        for column in catalog.entry(metric).columns:
-            if column in owner and owner[column] != metric:
-                raise sources.refuse(
-                    key,
-                    f"{owner[column]} and {metric} both write column {column!r}",
-                    f"list one of them ({owner[column]} computes {metric}'s columns and more)"
-                    if set(catalog.entry(metric).columns) <= set(catalog.entry(owner[column]).columns)
-                    else "list one of them",
-                )
-            owner.setdefault(column, metric)
 
 
 def check_pinned_entry(config: Mapping, dataset: Mapping, described: Dataset, key: str, sources: ConfigSources) -> None:

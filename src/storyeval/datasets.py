@@ -124,20 +124,69 @@ def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
 ALL_METRICS = "all"
 
 
-def metric_names(entry: Mapping, name: str = "dataset") -> list[str]:
-    """A dataset's metrics: its `metrics` list, or `all`: every metric of the catalog that its texts allow, in
-    catalog order, less a metric whose columns another one chosen already writes (textstats within datastats).
-    A new metric module joins `all` with no config change."""
-    chosen = entry.get("metrics", [])
-    if chosen != ALL_METRICS:
-        return list(chosen)
-    from storyeval.metrics import catalog  # the catalog imports every metric module: only when `all` asks
+@dataclass(frozen=True)
+class MetricChoice:
+    """A dataset's metrics and why others are not among them: `left_out` by `metrics: all` or the default (or
+    switched off by a null model role), `refused`: named in its list but unable to run; metric -> reason."""
 
+    metrics: list[str]
+    left_out: dict[str, str]
+    refused: dict[str, str]
+
+
+def lacking_texts(metric: str, texts: frozenset[str], needs: frozenset[str] = frozenset()) -> str | None:
+    """What a metric lacks among a dataset's texts ("no reference text"), or None; `needs`: more it reads here."""
+    from storyeval.metrics import catalog
+
+    missing = sorted((catalog.entry(metric).needs | needs) - set(texts), reverse=True)  # reference, prompt
+    return f"no {' or '.join(missing)} text" if missing else None
+
+
+def shared_columns(metric: str, metrics: list[str]) -> str | None:
+    """Why a listed metric would collide with one listed before it in the merged scores (a column both write:
+    textstats' columns are datastats' reference-free ones), or None."""
+    from storyeval.metrics import catalog
+
+    columns = set(catalog.entry(metric).columns)
+    for other in metrics[:metrics.index(metric)]:
+        shared = sorted(columns & set(catalog.entry(other).columns)) if other in catalog.CATALOG else []
+        if shared and other != metric:
+            within = f"; {other} computes its columns and more" if columns <= set(catalog.entry(other).columns) else ""
+            return f"writes column {shared[0]!r} as {other} does, list one of them{within}"
+    return None
+
+
+def choose_metrics(entry: Mapping, name: str = "dataset", lacking: Callable | None = None,
+                   disabled: Callable = lambda metric: None) -> MetricChoice:
+    """A dataset's metrics: its `metrics` list; `all`: every metric of the catalog that this run can compute on it;
+    no `metrics` key: the default, the model-free metrics (no model, no file: they run offline in seconds on any
+    machine). `lacking(metric, texts)` says what a metric lacks to run here (texts, model, file; default: its texts
+    only), `disabled(metric)` why config switched it off (a null model role). `all` and the default leave both kinds
+    out; a list drops the disabled and refuses the lacking. Catalog order, less a metric whose columns another one
+    chosen writes too (textstats within datastats): a new metric module joins `all` with no config change."""
+    from storyeval.metrics import catalog  # the catalog imports every metric module: only when asked
+
+    lacking = lacking or lacking_texts
+    requested = entry.get("metrics")
     texts = describe(entry, name).texts
-    names = [metric for metric in catalog.CATALOG if catalog.applicable(metric, set(texts))]
-    written = {metric: set(catalog.entry(metric).columns) for metric in names}
-    return [metric for metric in names
-            if not any(other != metric and written[metric] < written[other] for other in names)]
+    if isinstance(requested, list):
+        reasons = {metric: "unknown metric (docs/metrics.md lists them)" if metric not in catalog.CATALOG
+                   else shared_columns(metric, requested) or lacking(metric, texts) for metric in requested}
+        off = {metric: disabled(metric) for metric in requested if not reasons[metric] and disabled(metric)}
+        return MetricChoice([metric for metric in requested if not reasons[metric] and metric not in off], off,
+                            {metric: reason for metric, reason in reasons.items() if reason})
+    pool = [metric for metric, found in catalog.CATALOG.items()
+            if requested == ALL_METRICS or not (found.resource or found.pinned)]
+    reasons = {metric: lacking(metric, texts) or disabled(metric) for metric in pool}
+    kept = [metric for metric in pool if not reasons[metric]]
+    written = {metric: set(catalog.entry(metric).columns) for metric in kept}
+    return MetricChoice([metric for metric in kept if not any(written[metric] < written[other] for other in kept)],
+                        {metric: reason for metric, reason in reasons.items() if reason}, {})
+
+
+def metric_names(entry: Mapping, name: str = "dataset") -> list[str]:
+    """A dataset's metrics as its texts allow (choose_metrics, with no check of models or files)."""
+    return choose_metrics(entry, name).metrics
 
 
 def describe(entry: Mapping, name: str = "dataset") -> Dataset:

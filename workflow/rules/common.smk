@@ -24,7 +24,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from storyeval.data.fetch import sha256sum
 from storyeval.data.hanna import released_registry
 from storyeval.config import ConfigSources, check_config, check_consistency
-from storyeval.datasets import metric_names
 from storyeval.errors import InputError
 from storyeval.names import check_path_names
 from storyeval.neural.placement import gpu_jobs, gpu_visible, job_threads
@@ -34,8 +33,10 @@ from storyeval import plan
 from storyeval.sources import module_sources
 from storyeval.workflow import analysis as workflow_analysis
 from storyeval.workflow import metrics as workflow_metrics
+from storyeval.workflow import selection as workflow_selection
 from storyeval.workflow import shards as workflow_shards
 from storyeval.workflow import startup as workflow_startup
+from storyeval.workflow import targets as workflow_targets
 from storyeval.workflow.run import Run, text_datasets
 from storyeval.workflow.sources import Pinned
 
@@ -54,8 +55,6 @@ CONFIG_SOURCES = ConfigSources.from_workflow(
 )
 startup_check(check_config, config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", CONFIG_SOURCES)
 validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
-for _name, _entry in config["datasets"].items():  # `metrics: all` -> the catalog's metrics the texts allow
-    _entry["metrics"] = startup_check(metric_names, _entry, _name)
 startup_check(check_consistency, config, CONFIG_SOURCES)
 startup_check(check_path_names, config, CONFIG_SOURCES)
 
@@ -127,6 +126,10 @@ STARTUP_NOTES.append(startup_check(workflow_startup.check_released_data, config,
 USE_ANNOTATIONS, _note = workflow_startup.annotations_available(config, PINNED)
 STARTUP_NOTES.append(_note)
 TEXT_DATASETS = text_datasets(config, USE_ANNOTATIONS)
+# Each dataset's metrics: its list, `all` or the default, as far as this run has their texts, models and files.
+STARTUP_NOTES.extend(
+    startup_check(workflow_selection.select_metrics, config, TEXT_DATASETS, PINNED, VERIFIED, RECORDED, CONFIG_SOURCES)
+)
 FITTED, _notes = startup_check(workflow_startup.fit_tables, config, TEXT_DATASETS, PINNED)
 STARTUP_NOTES.extend(_notes)
 # RUN, what the rule files plan from (storyeval.workflow), is the checked config and what start-up found.
@@ -183,6 +186,11 @@ def report_category(wildcards):
 def caption_file(name):
     """A caption of the report (workflow/report/<name>.rst), as an input of the job whose page shows it."""
     return str(Path(workflow.basedir) / "workflow/report" / f"{name}.rst")
+
+
+def caption_facts(wildcards):
+    """What the captions of a score set's report pages say of it (storyeval.workflow.targets.caption_facts)."""
+    return workflow_targets.caption_facts(RUN, wildcards.dataset, wildcards.get("scoreset", "computed"))
 
 
 def report_entry(path, caption, subcategory, labels, category=report_category):

@@ -2,7 +2,6 @@
 # dataset gets, and their families). One job renders a family of them in one process, so that the imports and
 # fonts are loaded once, not once a figure. Heatmaps show |round(100 r)|; Kendall, Spearman and Pearson as in the
 # paper's appendix.
-from storyeval.workflow import targets as workflow_targets
 
 FIGURE_RULES = workflow_targets.figure_rules(RUN)  # {rule: (datasets or None, figures)}
 
@@ -32,6 +31,7 @@ for rule_name, (datasets, figures) in FIGURE_RULES.items():
         params:
             **plan.family_params(config, figures),
             figures=figures,
+            facts=caption_facts,
             sources=script_digest("figures.py"),
         script:
             "../scripts/figures.py"
@@ -63,6 +63,7 @@ for rule_name, names in TABLE_RULES.items():
         params:
             **{key: config["analysis"][key] for name in names for key in plan.TABLES[name][1]},
             tables=names,
+            facts=caption_facts,
             sources=script_digest("tables.py"),
         script:
             "../scripts/tables.py"
@@ -90,6 +91,7 @@ rule about_dataset:
         CORE_ENV
     params:
         reference_system=HANNA["reference_system"],
+        facts=caption_facts,
         sources=script_digest("about.py"),
     script:
         "../scripts/about.py"

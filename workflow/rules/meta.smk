@@ -6,8 +6,9 @@ from storyeval.workflow import meta as workflow_meta
 
 META = config["meta"]
 META_BASE = workflow_meta.BASE  # what the rules read and make: storyeval.workflow.meta
-META_TITLE = "Which metrics (and LLM judges) agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
-CONSENSUS_TITLE = "Best metrics (and LLM judges) by Kemeny consensus of their rankings per criterion (Borda beside)"
+# "(and LLM judges)" where the score set is compared with judges (caption_facts)
+META_TITLE = "Which metrics{and_judges} agree best with humans (BOOT-BOTH CI; rank: significance cluster)"
+CONSENSUS_TITLE = "Best metrics{and_judges} by Kemeny consensus of their rankings per criterion (Borda beside)"
 
 
 wildcard_constraints:
@@ -120,7 +121,7 @@ rule meta_best:
             plan.report_page("results/{dataset}/{scoreset}", "meta_best_table"),
             "meta_best",
             "Tables",
-            table_labels("meta_best_table"),
+            lambda wildcards: table_labels("meta_best_table", caption_facts(wildcards)),
         ),
         pdf="results/{dataset}/{scoreset}/figures/meta_best.pdf",
         png="results/{dataset}/{scoreset}/figures/meta_best.png",
@@ -128,10 +129,10 @@ rule meta_best:
             plan.report_page("results/{dataset}/{scoreset}", "meta_best"),
             "meta_best",
             "Figures",
-            {
+            lambda wildcards: {
                 "Figure": "Meta",
-                "Shows": "best LLM judges and metrics, BOOT-BOTH CI",
-                "Level": "none, item, system",
+                "Shows": f"best metrics{caption_facts(wildcards)['and_judges']}, BOOT-BOTH CI",
+                "Level": ", ".join(workflow_meta.groupings(RUN, wildcards.dataset, wildcards.scoreset)),
                 "Coefficient": META["coefficient"],
                 "Metrics": "best per family",
             },
@@ -146,8 +147,9 @@ rule meta_best:
         sources=script_digest("meta_best.py"),
         top=META["top"],
         coefficient=META["coefficient"],
-        title=META_TITLE,
+        title=lambda wildcards: META_TITLE.format(**caption_facts(wildcards)),
         dpi=config["figures"]["dpi"],
+        facts=caption_facts,
     script:
         "../scripts/meta_best.py"
 
@@ -165,7 +167,7 @@ rule meta_consensus:
             plan.report_page("results/{dataset}/{scoreset}", "meta_consensus_table"),
             "meta_consensus",
             "Tables",
-            table_labels("meta_consensus_table"),
+            lambda wildcards: table_labels("meta_consensus_table", caption_facts(wildcards)),
         ),
     log:
         "logs/meta_consensus/{dataset}/{scoreset}.log",
@@ -178,7 +180,8 @@ rule meta_consensus:
         coefficients=META["consensus_coefficients"],
         kemeny=config["stats"]["kemeny"],
         top=META["top"],
-        title=CONSENSUS_TITLE,
+        title=lambda wildcards: CONSENSUS_TITLE.format(**caption_facts(wildcards)),
+        facts=caption_facts,
     script:
         "../scripts/meta_consensus.py"
 

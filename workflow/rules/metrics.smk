@@ -80,6 +80,7 @@ rule computation_times:
     conda:
         CORE_ENV
     params:
+        facts=caption_facts,
         sources=script_digest("computation_times.py"),
     script:
         "../scripts/computation_times.py"

@@ -66,6 +66,3 @@ rule neural_metric:
         device=config["device"],
     script:
         "../scripts/neural_metric.py"
-
-
-STARTUP_NOTES.append(workflow_metrics.disabled_note(config, TEXT_DATASETS))

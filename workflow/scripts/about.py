@@ -15,6 +15,7 @@ text = about_text(
     read_table(snakemake.input.ratings, []),
     read_table(snakemake.input.registry, ["slug", "label"]),
     snakemake.params.reference_system,
+    snakemake.params.facts["levels"],
 )
 Path(out.text).write_text(text, encoding="utf-8")
 write_about_page(out.page, out.text, f"{wildcards.dataset}, {wildcards.scoreset} scores: the data")

@@ -20,6 +20,6 @@ table = pd.DataFrame(rows)
 write_csv(table, snakemake.output.csv)
 title = f"Computation time per metric on {snakemake.wildcards.dataset} (one Snakemake job each, loading included)"
 write_markdown(table, snakemake.output.md, title)
-caption = caption_html(snakemake.input.caption, snakemake.wildcards)
+caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
 write_table_page(snakemake.output.page, table, title, [snakemake.output.csv, snakemake.output.md], caption)
 log.info("\n%s", table.to_string())

@@ -119,7 +119,8 @@ for name, spec in params.figures.items():
     degenerate = shows_degenerate(figure)  # before saving: save_figure clears the figure
     pixels = save_figure(figure, pdf, png, dpi=params.dpi)
     saved = time.process_time()
-    caption = caption_html(snakemake.input[f"caption_{figure_caption(spec)}"], snakemake.wildcards)
+    caption = caption_html(snakemake.input[f"caption_{figure_caption(spec)}"], snakemake.wildcards,
+                           snakemake.params.facts)
     write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
                       caption, degenerate)
     log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,

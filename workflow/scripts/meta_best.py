@@ -5,7 +5,7 @@ import pandas as pd
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots import save_figure
 from storyeval.plots.meta import best_agreement
-from storyeval.plots.pages import META_TABLES, caption_html, readable, write_figure_page, write_table_page
+from storyeval.plots.pages import caption_html, meta_headers, readable, write_figure_page, write_table_page
 from storyeval.stats.confounds import flagged
 from storyeval.stats.meta import best_table
 
@@ -21,10 +21,10 @@ for row in table[table["confound"] != ""].itertuples():
     log.warning("confound: %s x %s, grouping none (%s): %s (results/%s/%s/confounds.csv)", row.metric, row.criterion,
                 row.coefficient, row.confound, snakemake.wildcards.dataset, snakemake.wildcards.scoreset)
 write_csv(table, out.csv)
-headers, groups = META_TABLES["meta_best_table"]
+headers, groups = meta_headers("meta_best_table", snakemake.params.facts)
 shown = readable(table, headers)  # for people: labels, three decimals; the CSV keeps every column
 write_markdown(shown, out.md, p.title)
-caption = caption_html(snakemake.input.caption, snakemake.wildcards)
+caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
 write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups)
 pixels = save_figure(best_agreement(table, p.coefficient, p.dpi), out.pdf, out.png, p.dpi)
 write_figure_page(out.figure_page, out.png, out.pdf, p.title, p.dpi, pixels, caption)

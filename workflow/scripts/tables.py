@@ -40,6 +40,7 @@ for name in params.tables:
     csv, md = snakemake.output[f"{name}_csv"], snakemake.output[f"{name}_md"]
     write_csv(table, csv)
     write_markdown(table, md, f"{title}; {DEGENERATE}" if has_degenerate(table) else title)
-    caption = caption_html(snakemake.input[f"caption_{TABLE_CAPTIONS[name]}"], snakemake.wildcards)
+    caption = caption_html(snakemake.input[f"caption_{TABLE_CAPTIONS[name]}"], snakemake.wildcards,
+                           snakemake.params.facts)
     write_table_page(snakemake.output[f"{name}_page"], table, title, [csv, md], caption)
     log.info("%s: %d rows", name, len(table))

@@ -8,6 +8,8 @@ criteria matrix looks like an ordinary figure.
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pandas as pd
 from matplotlib import colormaps
@@ -34,6 +36,9 @@ LIGHT_GREEN = "#c2e6b9"
 SIGNIFICANCE = 0.05
 AVERAGE = "Average"
 PAD_INCHES = 0.08
+# A title wider than the grid and this much room for its labels, and wider than TITLE_MIN, breaks into lines: a
+# small grid's long title (a Williams figure of a few metrics) would otherwise widen the figure with white.
+TITLE_ROOM, TITLE_MIN = 2.0, 5.0
 # FreeType's 16.16 matrix of an upright glyph (RendererAgg._draw_text_glyphs_and_boxes at angle 0).
 # One cell of the mesh as a closed path: its four corners and back to the first.
 SQUARE = [Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY]
@@ -66,6 +71,19 @@ def _layout(n_rows: int, n_cols: int) -> dict[str, float]:
         "ticks": float(np.clip(0.42 * cell_points, 6.0, 11.0)),
         "title": float(np.clip(0.42 * cell_points, 6.0, 11.0)) + 3.0,
     }
+
+
+def _wrap_title(figure: Figure, ax, inches: float) -> None:
+    """Break the axes' title at spaces into lines no wider than `inches` (a line's width measured, its characters
+    scaled to fit: the title's font is proportional)."""
+    title, renderer = ax.title, figure.canvas.get_renderer()
+    text = title.get_text()
+    for _ in range(3):  # a narrower line may still hold wide letters: measure again
+        width = title.get_window_extent(renderer).width / figure.dpi
+        if width <= inches:
+            return
+        longest = max(map(len, title.get_text().split("\n")))
+        title.set_text(textwrap.fill(text, max(10, int(longest * inches / width))))
 
 
 def _fit_axes(figure: Figure, ax, grid_width: float, grid_height: float) -> None:
@@ -295,8 +313,10 @@ def _annotated_heatmap(
     if hidden is not None:
         mask |= hidden
     with white_style():
-        figure = new_figure(grid_width + 2.0, grid_height + 2.0)
-        ax = figure.add_axes((0.1, 0.1, 0.8, 0.8))
+        width, height = grid_width + 2.0, grid_height + 2.0
+        figure = new_figure(width, height)
+        # The axes at the grid's final size: _fit_axes measures the centred title's overhang on each side from it.
+        ax = figure.add_axes((1.0 / width, 1.0 / height, grid_width / width, grid_height / height))
         mesh = _heatmap_mesh(ax, colour, mask, cmap, vmin, vmax)
         # Same labels, places (cell centres) and vertical alignment as seaborn's, so the same pixels and PDF.
         ax.set_xticks(np.arange(n_cols) + 0.5, list(colour.columns))
@@ -319,6 +339,7 @@ def _annotated_heatmap(
         # Placed, not left to Axes._update_title_position: its search for tick labels above the grid (there are
         # none) costs a tenth of a 72 x 72 figure's drawing time, on every draw.
         ax.set_title(title, fontsize=size["title"], y=1.0)
+        _wrap_title(figure, ax, max(grid_width + TITLE_ROOM, TITLE_MIN))
         _fit_axes(figure, ax, grid_width, grid_height)
     return figure
 

@@ -49,6 +49,7 @@ def best_agreement(frame: pd.DataFrame, coefficient: str, dpi: int = 200) -> Fig
                         label=f"{kind}{', best cluster' if best else ''}" if i == j == 0 else None,
                     )
             ax.set_yticks(panel.index, panel["label"], fontsize=6)
+            ax.set_ylim(-0.5, len(panel) - 0.5)  # half a row around each: an undefined r (NaN) set no data limit
             ax.axvline(0, color="#999", linewidth=0.5)
             ax.set_title(f"{criterion}, grouping {grouping}", fontsize=8)
             ax.tick_params(axis="x", labelsize=7)

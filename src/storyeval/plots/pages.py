@@ -14,11 +14,13 @@ import base64
 import html
 import io
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from storyeval.criteria import CRITERIA
 from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, marked
 from storyeval.data.scoreset import MIN_SYSTEMS
 from storyeval.io import _atomic
@@ -60,7 +62,7 @@ TABLES = {  # name -> (number or name in the papers, title of the table), in the
     "paired_accuracy": ("Paired", "Which story of a prompt wins: each metric's pairwise accuracy with ties"),
     "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
-    "computation_times": ("Tab. 2 (Houairi & Thiounn)", "Computation time per metric job, in total and per story"),
+    "computation_times": ("Times", "Computation time per metric job, in total and per story"),
 }
 # How a ranking table says what ranked the metrics (config analysis.orientation, stats.ranking.ranked_r).
 ORIENTATION_NOTES = {"oriented": "ranked by r after orientation (a lower-is-better metric's r negated)",
@@ -110,6 +112,13 @@ def paired_view(table: pd.DataFrame) -> pd.DataFrame:
     return readable(ordered, PAIRED_HEADERS)
 
 
+def meta_headers(name: str, facts: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """META_TABLES' headers and groups of a meta table; its items named metrics alone where the set is compared
+    with no LLM judge (caption_facts)."""
+    headers, groups = META_TABLES[name]
+    return ({**headers, "label": "Metric"} if not facts["judges"] else headers), groups
+
+
 # A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
 SHOWN_PER_GROUP = 3
 DEGENERATE = DEGENERATE_NOTE
@@ -148,10 +157,13 @@ def figure_caption(spec: dict) -> str:
     return "heatmap" if spec["kind"] in HEATMAPS else spec["kind"]
 
 
-def table_labels(name: str) -> dict[str, str]:
+def table_labels(name: str, facts: Mapping[str, str] | None = None) -> dict[str, str]:
     """The columns of a table in the report's list. The report sorts its entries by their labels as text: "#",
-    the table's place in the papers, keeps the papers' order."""
+    the table's place in the papers, keeps the papers' order. With the set's `facts` (caption_facts), a meta
+    table names LLM judges only where the set is compared with some."""
     number, title = TABLES[name]
+    if facts is not None:
+        title = title.replace(" (and LLM judges)", facts["and_judges"])
     return {"#": f"{list(TABLES).index(name) + 1:02d}", "Table": number, "Shows": title.removeprefix(f"{number}: ")}
 
 
@@ -161,16 +173,65 @@ def has_degenerate(frame: pd.DataFrame) -> bool:
 
 
 WILDCARD = re.compile(r"\{\{\s*snakemake\.wildcards\.(\w+)\s*\}\}")
+FACT = re.compile(r"\{\{\s*snakemake\.params\.facts\.(\w+)\s*\}\}")
+GROUPINGS = {"none": "none: all stories at once", "item": "item: per prompt, averaged over the prompts",
+             "system": "system: the systems' mean scores"}
+
+
+def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, groupings: Sequence[str]) -> dict[str, str]:
+    """The sentences of the captions that depend on the score set, as it was computed (the captions insert them as
+    ``{{ snakemake.params.facts.<key> }}``, for Snakemake's report and the pages alike). `shape`: its levels,
+    whether its stories lie on a prompt x system grid, its criteria (Run.structure); `hanna`: HANNA's stories,
+    whose human reference stories are left out; `released`: HANNA's released scores (the † of a degenerate
+    release); `judges`: "released" (HANNA's TACL 2024 judges), "configured" or ""; `groupings`: the
+    meta-evaluation's groupings the set has."""
+    levels = shape["levels"]
+    story = ("for each prompt, the correlation over the systems' stories, averaged over the prompts" if shape["systems"]
+             else "the correlation over all stories at once (pooled: the stories do not lie on a prompt x system grid)")
+    defined = [f"story level: {story}"] * ("story" in levels) + [
+        "system level: the correlation of the systems' mean scores"] * ("system" in levels)
+    numbered = list(shape.get("criteria", [])) == CRITERIA and len(levels) == 2  # as storyeval.plan numbers them
+    judged = {"released": " (and which LLM judge of HANNA's TACL 2024 release, Chhun, Suchanek & Clavel 2024)",
+              "configured": " (and which LLM judge configured for this dataset)"}.get(judges, "")
+    defined = "; ".join(defined)
+    return {
+        "levels": defined[:1].upper() + defined[1:] + "." + " Human reference stories are left out." * hanna
+        + " There is no system level." * ("system" not in levels),
+        "degenerate": "A † after a metric's name marks a degenerate release (numerical noise)." * released,
+        "judges": judged,
+        "and_judges": " (and LLM judges)" * bool(judged),
+        "judge_rule": "; a judge against the criterion it rated, its Average against each" * bool(judged),
+        "judge_rank": ("; a judge (judge x evaluation task) ranks in each criterion's ranking by its rating of that "
+                       "criterion, its Average as an item of its own") * bool(judged),
+        "resampled": "prompts and systems resampled together" if shape["systems"]
+        else "the stories resampled: the set is one group",
+        "groupings": "; ".join(GROUPINGS[name] for name in groupings),
+        "williams": ("HANNA Fig. 27-32 (story level) and 33-38 (system level), one figure per criterion" if numbered
+                     else f"one figure per criterion and level ({', '.join(levels)})")
+        + ", each also for the representative subset" * bool(shape["subset"]),
+        "borda_levels": "*Story*, *System*, or both (*Global*)" if len(levels) == 2
+        else f"*{levels[0].capitalize()}*, the only level here",
+        "top_tables": "Tab. 5 (Pearson), Tab. 8 (story level) and Tab. 9 (system level)" if "system" in levels
+        else "Tab. 5 (Pearson) and Tab. 8 (story level)",
+        "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
+        "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * hanna,
+    }
 # The inline markup the captions use, as docutils renders it (tests/test_report_pages.py compares the two).
 INLINE = [(re.compile(r"``(.+?)``"), r"<code>\1</code>"), (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
           (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>")]
 MIMES = {".pdf": "application/pdf", ".csv": "text/csv", ".md": "text/markdown", ".png": "image/png"}
 
 
-def caption_html(path: str | Path, wildcards: dict[str, str]) -> str:
-    """A caption file (reStructuredText paragraphs with *emphasis* and ``code``, the wildcards as Snakemake's
-    report fills them) as HTML for the page itself: the report hides captions behind a button."""
-    text = WILDCARD.sub(lambda match: str(wildcards[match[1]]), Path(path).read_text(encoding="utf-8"))
+def fill_caption(text: str, wildcards: Mapping[str, str], facts: Mapping[str, str] | None = None) -> str:
+    """A caption's text with its wildcards and facts (caption_facts) filled, as Snakemake's report fills them."""
+    text = WILDCARD.sub(lambda match: str(wildcards[match[1]]), text)
+    return FACT.sub(lambda match: str((facts or {})[match[1]]), text)
+
+
+def caption_html(path: str | Path, wildcards: Mapping[str, str], facts: Mapping[str, str] | None = None) -> str:
+    """A caption file (reStructuredText paragraphs with *emphasis* and ``code``, the wildcards and facts as
+    Snakemake's report fills them) as HTML for the page itself: the report hides captions behind a button."""
+    text = fill_caption(Path(path).read_text(encoding="utf-8"), wildcards, facts)
     paragraphs = []
     for block in re.split(r"\n\s*\n", text.strip()):
         paragraph = html.escape(" ".join(block.split()), quote=False)
@@ -274,9 +335,10 @@ def _names(values: list[str], most: int = 12) -> str:
 
 
 def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFrame,
-               registry: pd.DataFrame, reference_system: str | None) -> str:
+               registry: pd.DataFrame, reference_system: str | None, levels: str = "") -> str:
     """One reStructuredText paragraph on a score set, from its data: its stories, prompts and systems, the
-    criteria and raters of its ratings, its metrics. The report's landing page shows it."""
+    criteria and raters of its ratings, its metrics, and `levels`, how its levels were computed (caption_facts).
+    The report's landing page shows it."""
     systems = list(dict.fromkeys(stories["system"]))
     generated = [system for system in systems if system != reference_system]
     prompts = stories["prompt_id"].nunique() if "prompt_id" in stories else 0
@@ -306,6 +368,8 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
     families = registry["family"].value_counts(sort=False) if "family" in registry else pd.Series(dtype=int)
     kinds = ", ".join(f"{count} {family}" for family, count in families.items())
     parts.append(f"{len(registry)} metric score{'s' * (len(registry) != 1)}" + (f" ({kinds})" if kinds else "") + ".")
+    if levels and criteria:
+        parts.append(levels)
     flagged = [label.removesuffix(DEGENERATE_MARK) for label in marked(registry)["label"] if DEGENERATE_MARK in label]
     if flagged:
         parts.append(f"Marked {DEGENERATE_MARK}: {', '.join(flagged)}, a degenerate release (numerical noise).")

@@ -52,12 +52,19 @@ def neural_inputs(pinned, dataset: str, metric: str, model: str) -> dict:
     inputs = texts(dataset)
     if catalog.entry(metric).resource[0] == "cache":
         inputs["cache"] = f"results/{dataset}/computed/embeddings/{model}.safetensors"
+    return inputs | {keyword: pinned.path(*file) for keyword, file in pinned_files(pinned, metric).items()}
+
+
+def pinned_files(pinned, metric: str) -> dict[str, tuple[str, str]]:
+    """{keyword: (source, key)} of the pinned files a metric reads (S3's models), with the license and notice of
+    their source fetched beside the files they cover."""
+    found = {}
     for keyword, file in catalog.entry(metric).pinned.items():
         source, key = file.split("/")[:2]
-        inputs[keyword] = pinned.path(source, key)
-        for extra in {"license", "notice"} & set(pinned.files(source)):
-            inputs[f"{source}_{extra}"] = pinned.path(source, extra)
-    return inputs
+        found[keyword] = (source, key)
+        extras = sorted({"license", "notice"} & set(pinned.files(source)))
+        found |= {f"{source}_{extra}": (source, extra) for extra in extras}
+    return found
 
 
 def neural_resource(config: Mapping, metric: str) -> dict:
@@ -92,18 +99,6 @@ def encoders(config: Mapping) -> list[str]:
     """The names of the configured encoders (sorted): the values of the `encoder` wildcard."""
     return sorted({model["name"] for role, model in config["models"].items()
                    if model and role in ("encoder", "sentence_encoder")})
-
-
-def disabled_note(config: Mapping, datasets: list[str]) -> str | None:
-    """One line naming the metrics of `datasets` whose model role is not configured, or None."""
-    roles = {}
-    for metric in MODELLED:
-        if not neural_model(config, metric) and any(metric in config["datasets"][name]["metrics"] for name in datasets):
-            roles.setdefault(catalog.entry(metric).resource[1], []).append(metric)
-    if roles:
-        listed = "; ".join(f"{', '.join(metrics)} (models.{role})" for role, metrics in roles.items())
-        return f"disabled, no offline model for their role (config/paper.yaml sets them): {listed}"
-    return None
 
 
 def merge_inputs(run, dataset: str) -> dict:

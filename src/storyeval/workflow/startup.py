@@ -32,17 +32,25 @@ def verify_sources(pinned: Pinned, files: Iterable[tuple[str, str]], verified: M
     """Each (source, key) file's local copy (fetched into resources/, else a mirror's) matches its pinned or
     recorded sha256, or the file is downloadable; `verified` records each local copy (None: to be downloaded)."""
     for source, key in files:
-        if (source, key) in verified:
-            continue
-        local = local_copy(pinned.path(source, key), pinned.mirrors(source), pinned.files(source)[key]["sha256"],
-                           recorded)
-        if local is None and not (pinned.config["data"]["allow_download"] and reachable(pinned.url(source, key))):
-            raise InputError(
-                f"{Path(pinned.files(source)[key]['path']).name}: in no mirror "
+        missing = missing_file(pinned, source, key, verified, recorded)
+        if missing:
+            raise InputError(f"{missing}; fix: put the file in a directory listed under data.mirrors.{source}, or run "
+                             "where that URL answers")
+
+
+def missing_file(pinned: Pinned, source: str, key: str, verified: MutableMapping, recorded: str) -> str | None:
+    """Why the run has no pinned file, or None when it has it: a copy fetched into resources/ or in a configured
+    mirror (either checked against its sha256: a wrong one stops the run), or, with data.allow_download, a pinned
+    URL that answers now. `verified` records each file had (its local copy; None: to be downloaded)."""
+    if (source, key) in verified:
+        return None
+    local = local_copy(pinned.path(source, key), pinned.mirrors(source), pinned.files(source)[key]["sha256"], recorded)
+    if local is None and not (pinned.config["data"]["allow_download"] and reachable(pinned.url(source, key))):
+        return (f"{Path(pinned.files(source)[key]['path']).name}: in no mirror "
                 f"({', '.join(pinned.mirrors(source)) or 'none configured'}) and {pinned.url(source, key)} is "
-                f"unreachable or downloads are off; fix: put the file in a directory listed under "
-                f"data.mirrors.{source}, or run where that URL answers")
-        verified[(source, key)] = local
+                "unreachable or downloads are off")
+    verified[(source, key)] = local
+    return None
 
 
 def fetched(pinned: Pinned) -> list[tuple[str, str]]:

@@ -86,11 +86,7 @@ def check(run, pinned, sources: ConfigSources) -> None:
     if training.heldout_share == 0 and evaluation_datasets(run):
         raise InputError(f"{key('storyer_evaluator.training.heldout_share')} is 0: no held-out pairs to evaluate "
                          "on; fix: set it above 0 (default 0.2)")
-    if training.use_prompt:
-        promptless = [name for name in datasets(run) if "prompt" not in run.described(name, "computed").texts]
-        if promptless:
-            raise InputError(f"{key('storyer_evaluator.training.use_prompt')}: datasets {promptless} have no "
-                             "prompts to score; fix: remove storyer from their metrics or set use_prompt: false")
+    # use_prompt on a dataset without prompt text: refused or left out with the other metrics (selection)
     unknown = sorted(set(section["reasons"]["datasets"]) - set(config["datasets"]))
     if unknown:
         raise InputError(f"{key('storyer_evaluator.reasons.datasets')}: unknown datasets {unknown}; "

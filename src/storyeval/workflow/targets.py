@@ -78,3 +78,15 @@ def all_targets(run) -> list[str]:
     for dataset in run.text_datasets:
         targets += dataset_targets(run, dataset)
     return list(dict.fromkeys(targets + storyer.targets(run)))
+
+
+def caption_facts(run, dataset: str, scoreset: str = "computed") -> dict[str, str]:
+    """The sentences of the report's captions that depend on the score set (storyeval.plots.pages.caption_facts):
+    its levels as computed, HANNA's conventions only on HANNA's stories, the judges it is compared with."""
+    from storyeval.plots.pages import caption_facts as facts
+
+    released = scoreset == "released"
+    hanna = released or run.config["datasets"][dataset]["kind"] in ("hanna-annotations", "hanna-llm")
+    judges = ("released" if meta.with_judges(run.config, dataset, scoreset)
+              else "configured" if not released and run.judge_jobs(dataset) else "")
+    return facts(run.structure(dataset, scoreset), hanna, released, judges, meta.groupings(run, dataset, scoreset))
