@@ -252,10 +252,11 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
 
     `criteria`: HANNA criterion names (rated with HANNA's definitions; one name: that criterion) or {name:
     definition}; `model`: a Hugging Face causal LM (folder or hub id, `revision` pins a hub id); `mode`: expected
-    (G-Eval's probability-weighted rating) or generate (the greedy answer, parsed; NaN where it holds no rating); `template`: a file of
-    storyeval/judges/templates (default tacl-1 with `prompts`, geval without) or a .yaml path. A `model` URL is
-    an OpenAI-compatible server (storyeval.judges.http): `served` names its model, `tokenizer` a local copy of
-    its tokenizer, `top_logprobs` how many next tokens mode expected reads.
+    (G-Eval's probability-weighted rating) or generate (the greedy answer, parsed; NaN where it holds no rating);
+    `template`: a file of storyeval/judges/templates (default tacl-1 with `prompts`, geval without) or a .yaml
+    path. A `model` URL is an OpenAI-compatible server (storyeval.judges.http): `served` names its model,
+    `tokenizer` a local copy of its tokenizer, `top_logprobs` how many next tokens mode expected reads. Settings
+    outside storyeval.parameters.JUDGE's ranges are refused before anything loads.
     """
     from storyeval.judges.prompts import hanna_criteria, load_template
     from storyeval.judges.rate import Settings, rate
