@@ -297,7 +297,7 @@ def test_the_window_message_tells_the_answer_from_the_prompt(judge_folder):
     from storyeval.judges.prompts import load_template
     from storyeval.judges.rate import Settings, rate
 
-    with pytest.raises(InputError, match=r"judge: the prompt of story 0 \(Plot\) needs \d+ tokens and 4000 answer "
+    with pytest.raises(InputError, match=r"judge: the prompt of story \d \(Plot\) needs \d+ tokens and 4000 answer "
                                          r"tokens \(max_new_tokens\), past the model's 2048-token window; fix: .*"
                                          "or lower max_new_tokens"):
         rate(texts_table(STORIES), {"Plot": "p"}, load_template("geval"), judge_folder,
