@@ -442,3 +442,61 @@ def test_llm_system_names_become_story_ids(tmp_path, hanna_mirror):
         load_hanna_llm(path)
     one_line(error, f"dataset hanna-llm: {path}: system names 'llama 7b' and 'Llama-7B' both become 'llama-7b' in "
                     "story ids, column 'Model'; fix: rename one")
+
+
+# Metric and judge parameters: one table of types and ranges (storyeval.parameters), checked by the API and held
+# by the config schema, before any computation (chrF's char_order=10**9 grew to 2.45 GB; BLEU's
+# max_ngram_order=10**6 ran a minute and returned a number).
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: score("chrf", ["A tale."], references=["A ref."], char_order=10**9),
+     "score: chrf char_order=1000000000: 1000000000 is greater than the maximum of 20; fix: pass an integer from 1 "
+     "to 20"),
+    (lambda: score("chrf", ["A tale."], references=["A ref."], char_order="x"),
+     "score: chrf char_order='x': 'x' is not of type 'integer'; fix: pass an integer from 1 to 20"),
+    (lambda: score("bleu", ["A tale."], references=["A ref."], max_ngram_order=10**6),
+     "score: bleu max_ngram_order=1000000: 1000000 is greater than the maximum of 20; fix: pass an integer from 1 "
+     "to 20"),
+    (lambda: score("bleu", ["A tale."], references=["A ref."], tokenize="moses"),
+     "score: bleu tokenize='moses': 'moses' is not one of ['none', 'zh', '13a'"),
+    (lambda: score("cider", ["A tale."], references=["A ref."], sigma=0),
+     "score: cider sigma=0: 0 is less than or equal to the minimum of 0; fix: pass a number above 0"),
+    (lambda: score("rouge", ["A tale."], references=["A ref."], stem="yes"),
+     "score: rouge stem='yes': 'yes' is not of type 'boolean'; fix: pass true or false"),
+])
+def test_api_metric_parameters_are_bounded(call, message):
+    started = time.perf_counter()
+    with pytest.raises(InputError) as error:
+        call()
+    one_line(error, message)
+    assert time.perf_counter() - started < 5
+
+
+def test_api_accepts_numpy_integers_and_tuples():
+    assert score("chrf", ["A tale."], references=["A tale."], char_order=np.int64(6)).iloc[0, 0] == 100
+    assert list(score("supert", ["A tale."], prompts=["P."], references=["R."], variants=("supert-ps",),
+                      model="bundled").columns) == ["supert-ps"]
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("metric_params", {"chrf": {"char_order": 10**9}},
+     "metric_params.chrf.char_order: config rejected, 1000000000 is greater than the maximum of 20; fix:"),
+    ("metric_params", {"chrf": {"char_order": "x"}},
+     "metric_params.chrf.char_order: config rejected, 'x' is not of type 'integer'; fix:"),
+    ("metric_params", {"bleu": {"max_ngram_order": 10**6}},
+     "metric_params.bleu.max_ngram_order: config rejected, 1000000 is greater than the maximum of 20; fix:"),
+    ("judges", {"max_new_tokens": 10**9},
+     "judges.max_new_tokens: config rejected, 1000000000 is greater than the maximum of 4096; fix:"),
+])
+def test_config_parameters_are_bounded(key, value, message):
+    import yaml
+
+    from storyeval.config import check_config
+
+    from conftest import REPO
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config[key] = {**config.get(key, {}), **value}
+    with pytest.raises(InputError) as error:
+        check_config(config, REPO / "workflow/schemas/config.schema.yaml")
+    one_line(error, f"config.yaml {message}")
