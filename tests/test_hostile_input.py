@@ -500,3 +500,42 @@ def test_config_parameters_are_bounded(key, value, message):
     with pytest.raises(InputError) as error:
         check_config(config, REPO / "workflow/schemas/config.schema.yaml")
     one_line(error, f"config.yaml {message}")
+
+
+# The Makefile checks every config file it passes to Snakemake before Snakemake reads (and YTE-evaluates) it.
+
+YTE = "__use_yte__: true\nprobe: ?__import__('pathlib').Path('ran').touch()\n"
+
+
+def make_scratch(tmp_path):
+    """A folder with the Makefile whose .venv runs the real Snakemake and this checkout's storyeval."""
+    import shutil
+
+    from conftest import REPO
+
+    for name in ("Makefile", "requirements.txt", "pyproject.toml"):
+        shutil.copy2(REPO / name, tmp_path / name)
+    (tmp_path / ".venv/bin").mkdir(parents=True)
+    (tmp_path / ".venv/bin/snakemake").symlink_to(REPO / ".venv/bin/snakemake")
+    python = tmp_path / ".venv/bin/python"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={REPO / 'src'} exec {REPO / '.venv/bin/python'} \"$@\"\n")
+    python.chmod(0o755)
+    (tmp_path / ".venv/.storyeval-env").touch()
+    (tmp_path / "evil.yaml").write_text(YTE)
+    return tmp_path
+
+
+@pytest.mark.parametrize("target", ["report", "reproduce"])
+def test_make_checks_a_config_file_before_snakemake_reads_it(tmp_path, target):
+    scratch = make_scratch(tmp_path)
+    result = subprocess.run(["make", target, "CONFIG=evil.yaml"], cwd=scratch, capture_output=True, text=True)
+    assert result.returncode != 0 and not (scratch / "ran").exists(), result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("storyeval:")]
+    assert lines == ["storyeval: evil.yaml: __use_yte__ makes Snakemake evaluate the file's Python expressions (YTE "
+                     "templating); fix: remove it and write the values out (a config file is data)"], result.stderr
+    direct = subprocess.run([scratch / ".venv/bin/python", "-m", "storyeval.configfiles", "evil.yaml"], cwd=scratch,
+                            capture_output=True, text=True)
+    assert direct.returncode == 1 and direct.stderr == lines[0] + "\n" and not (scratch / "ran").exists()
+    bare = subprocess.run([scratch / ".venv/bin/snakemake", "-n", "--configfile", "evil.yaml"], cwd=scratch,
+                          capture_output=True, text=True)
+    assert (scratch / "ran").exists(), bare.stderr  # the documented limit: a bare --configfile runs YTE
