@@ -539,3 +539,77 @@ def test_make_checks_a_config_file_before_snakemake_reads_it(tmp_path, target):
     bare = subprocess.run([scratch / ".venv/bin/snakemake", "-n", "--configfile", "evil.yaml"], cwd=scratch,
                           capture_output=True, text=True)
     assert (scratch / "ran").exists(), bare.stderr  # the documented limit: a bare --configfile runs YTE
+
+
+# Files the workflow wrote that no longer load (a job killed mid-write elsewhere, a full disk, an edit) are
+# deleted and refused in one line; the next run rebuilds them.
+
+def cut(path, keep: float = 0.5) -> None:
+    content = path.read_bytes()
+    path.write_bytes(content[:int(len(content) * keep)])
+
+
+def test_a_cut_embedding_cache_is_deleted_and_said(tmp_path):
+    from storyeval.neural.embeddings import FORMAT, EmbeddingCache, load_cache, save_cache
+
+    path = tmp_path / "results/mine/computed/embeddings/minilm.safetensors"
+    path.parent.mkdir(parents=True)
+    save_cache(EmbeddingCache(["a b", "c"], np.array([0, 2, 3]), np.array([1, 2, 3]), np.zeros(3, dtype=bool),
+                              {1: np.ones((3, 4), np.float32)}, {1: "a", 2: "b", 3: "c"},
+                              {"format": FORMAT, "model": "m"}), path)
+    for keep in (0, 0.5, 0.99):
+        content = path.read_bytes()
+        cut(path, keep)
+        with pytest.raises(InputError) as error:
+            load_cache(path)
+        one_line(error, f"embedding cache {path} does not load, damaged or cut (SafetensorError: ",
+                 "; deleted it; fix: run the same command again, which rebuilds it")
+        assert not path.exists()
+        path.write_bytes(content)
+
+
+@pytest.mark.parametrize("name", ["scores/chrf.parquet", "judges/tiny@geval.parquet"])
+def test_a_cut_score_file_is_deleted_and_said(tmp_path, name):
+    """A metric's or a judge's score file cut short: merge_scores (which reads both) says so in one line, never
+    pyarrow's bare ArrowInvalid, and deletes it, so the next run makes it again."""
+    from storyeval.io import read_parquet, write_parquet
+    from storyeval.metrics.merge import merge_scores
+
+    path = tmp_path / "results/mine/computed" / name
+    write_parquet(pd.DataFrame({"story_id": ["a", "b"], "chrf": [10.0, 20.0]}), path)
+    cut(path)
+    with pytest.raises(InputError) as error:
+        merge_scores([path], catalog.registry_rows())
+    one_line(error, f"workflow file {path} does not load, damaged or cut (ArrowInvalid: ",
+             "; deleted it; fix: run the same command again, which rebuilds it")
+    assert not path.exists()
+    with pytest.raises(FileNotFoundError):  # a file never made is the rule's to make, not damaged
+        read_parquet(path)
+
+
+def test_the_next_run_rebuilds_a_cut_score_file(tmp_path, hanna_mirror):
+    from conftest import REPO
+
+    (tmp_path / "config/examples").mkdir(parents=True)
+    (tmp_path / "config/examples/long.csv").write_bytes((REPO / "config/examples/long.csv").read_bytes())
+    entry = yaml_load(REPO / "config/examples/long.yaml")["datasets"]["example"] | {"metrics": ["chrf"]}
+    make_workdir(tmp_path, **{"datasets.example": entry})
+    target = "results/example/computed/correlations.csv"
+    first = run_snakemake(tmp_path, "--cores", "2", target)
+    assert first.returncode == 0, first.stderr[-3000:]
+    made = (tmp_path / target).read_bytes()
+    scores = tmp_path / "results/example/computed/scores/chrf.parquet"
+    cut(scores)
+    refused = run_snakemake(tmp_path, "--cores", "2", target)
+    assert refused.returncode != 0 and not scores.exists()
+    assert ("storyeval: workflow file results/example/computed/scores/chrf.parquet does not load, damaged or cut "
+            "(ArrowInvalid: ") in refused.stderr, refused.stderr[-3000:]
+    assert "; deleted it; fix: run the same command again, which rebuilds it" in refused.stderr
+    healed = run_snakemake(tmp_path, "--cores", "2", target)
+    assert healed.returncode == 0 and (tmp_path / target).read_bytes() == made, healed.stderr[-3000:]
+
+
+def yaml_load(path):
+    import yaml
+
+    return yaml.safe_load(path.read_text())
