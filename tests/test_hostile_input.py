@@ -463,6 +463,12 @@ def test_llm_system_names_become_story_ids(tmp_path, hanna_mirror):
      "score: cider sigma=0: 0 is less than or equal to the minimum of 0; fix: pass a number above 0"),
     (lambda: score("rouge", ["A tale."], references=["A ref."], stem="yes"),
      "score: rouge stem='yes': 'yes' is not of type 'boolean'; fix: pass true or false"),
+    (lambda: score("blanc", ["A tale."], prompts=["P."], references=["R."], options={"finetune_epochs": 10**9}),
+     "score: blanc options.finetune_epochs=1000000000: 1000000000 is greater than the maximum of 1000; fix: pass "
+     "an integer from 1 to 1000"),
+    (lambda: score("supert", ["A tale."], prompts=["P."], references=["R."], variants=["supert-xx"]),
+     "score: supert variants[0]='supert-xx': 'supert-xx' is not one of ['supert-ps', 'supert-ss', "
+     "'supert-golden']; fix: pass one of supert-ps, supert-ss, supert-golden"),
 ])
 def test_api_metric_parameters_are_bounded(call, message):
     started = time.perf_counter()

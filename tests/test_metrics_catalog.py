@@ -165,5 +165,8 @@ def test_parameter_table_covers_every_parameter_and_is_the_schemas():
     def rules(fragment: dict) -> dict:
         return {key: value for key, value in fragment.items() if key not in ("default", "description")}
 
+    from storyeval.metrics.blanc import Settings as BlancOptions
+
+    assert set(METRICS["blanc"]["options"]["properties"]) == set(BlancOptions.__dataclass_fields__)
     assert set(JUDGE) == set(Settings.__dataclass_fields__)
     assert {key: rules(schema["judges"]["properties"][key]) for key in JUDGE} == JUDGE

@@ -68,7 +68,16 @@ METRICS: dict[str, dict[str, dict]] = {
                   "tolerance": number(0, 1, exclusive=True), "processes": PROCESSES},
     "bertscore": {"layer": LAYER, "idf": BOOLEAN},
     "blanc": {"variants": some_of(*blanc.VARIANTS), "golden": choice("tune", "help"), "seed": SEED,
-              "max_tokens": TOKENS, **MODEL_RUN, "options": {"type": ["object", "null"]}},
+              "max_tokens": TOKENS, **MODEL_RUN, "options": {"type": ["object", "null"], "properties": {
+                  "gap": integer(1, 1000), "min_token_length_normal": integer(1, 1000),
+                  "min_token_length_lead": integer(1, 1000), "min_token_length_followup": integer(1, 1000),
+                  "measure": choice("relative", "improve"), "filler_token": {"type": "string"},
+                  "len_sent_allow_cut": integer(1, 1_000_000), "finetune_batch_size": BATCH,
+                  "finetune_epochs": integer(1, 1000), "finetune_chunk_size": LENGTH,
+                  "finetune_chunk_stride": LENGTH, "learning_rate": number(0, 1, exclusive=True),
+                  "warmup_steps": integer(0, 1_000_000), "p_mask": SHARE, "p_token_replace": SHARE,
+                  "p_token_original": SHARE,
+                  "token_replace_range": {"type": "array", "items": integer(0), "minItems": 2, "maxItems": 2}}}},
     "bleu": {"tokenize": choice("none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm", "flores101",
                                 "flores200", "spBLEU-1K"),
              "lowercase": BOOLEAN, "smooth_method": choice("none", "floor", "add-k", "exp"), "max_ngram_order": ORDER},
@@ -122,7 +131,7 @@ def wanted(fragment: Mapping) -> str:
     if "enum" in fragment:
         return "one of " + ", ".join(map(str, fragment["enum"]))
     if "items" in fragment and fragment.get("type") != "object":
-        return f"a list ({wanted(fragment['items'])} each)" + (", or null" if "null" in fragment["type"] else "")
+        return f"a list, each {wanted(fragment['items'])}" + ("; or null" if "null" in fragment["type"] else "")
     kinds = fragment["type"] if isinstance(fragment["type"], list) else [fragment["type"]]
     low = fragment.get("minimum", fragment.get("exclusiveMinimum"))
     bounds = "" if low is None else (f" from {low}" if "minimum" in fragment else f" above {low}")
@@ -139,6 +148,7 @@ def check(params: Mapping, table: Mapping[str, dict], where: str) -> None:
         if name not in table:
             continue
         error = jsonschema.exceptions.best_match(Validator(table[name]).iter_errors(value))
-        if error is not None:
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
-            raise InputError(f"{where} {name}={shown}: {error.message[:120]}; fix: pass {wanted(table[name])}")
+        if error is not None:  # named down to the offending item or option, with what it accepts
+            key = name + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
+            shown = repr(error.instance) if len(repr(error.instance)) <= 40 else repr(error.instance)[:40] + "..."
+            raise InputError(f"{where} {key}={shown}: {error.message[:120]}; fix: pass {wanted(error.schema)}")
