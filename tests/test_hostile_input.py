@@ -619,3 +619,14 @@ def yaml_load(path):
     import yaml
 
     return yaml.safe_load(path.read_text())
+
+
+def test_a_damaged_file_outside_results_is_left_alone(tmp_path):
+    from storyeval.io import read_parquet
+
+    path = tmp_path / "mine.parquet"
+    path.write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError) as error:
+        read_parquet(path)
+    one_line(error, f"workflow file {path} does not load, damaged or cut (", "; fix: delete it and run what wrote it")
+    assert path.exists()

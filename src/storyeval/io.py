@@ -42,9 +42,13 @@ def write_markdown(frame: pd.DataFrame, path: str | Path, title: str) -> None:
 
 def damaged(path: str | Path, what: str, error: Exception) -> InputError:
     """The refusal of a file the workflow wrote that does not load (cut by a killed job or a full disk, or edited):
-    the file is deleted first, so that the next run rebuilds it (Snakemake remakes a missing input)."""
-    Path(path).unlink(missing_ok=True)
+    a file under a results/ folder is deleted first, so that the next run rebuilds it (Snakemake remakes a missing
+    input); one elsewhere (a file of the user's, passed by hand) is left as it is."""
     reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+    if "results" not in Path(path).parts:
+        return InputError(f"{what} {path} does not load, damaged or cut ({reason}); fix: delete it and run what "
+                          "wrote it again")
+    Path(path).unlink(missing_ok=True)
     return InputError(f"{what} {path} does not load, damaged or cut ({reason}); deleted it; fix: run the same "
                       "command again, which rebuilds it")
 
