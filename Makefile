@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 STAMP := $(VENV)/.storyeval-env
 
-.PHONY: env reproduce test test-slow test-all bench lint report clean check-env
+.PHONY: env reproduce test test-slow test-all bench lint report clean check-env check-config
 
 env: $(STAMP)
 
@@ -29,8 +29,17 @@ check-env:
 	@test $(STAMP) -nt requirements.txt -a $(STAMP) -nt pyproject.toml \
 		|| echo "make: $(VENV) is older than requirements.txt or pyproject.toml; run make env to update it"
 
-reproduce: $(BIN)/snakemake check-env
-	$(BIN)/snakemake --cores $(CORES)
+# Config files are data: each one a target passes to Snakemake (config.yaml, CONFIG=...) is checked first, since
+# Snakemake evaluates a file's YTE expressions (__use_yte__) while reading it, before any workflow code runs.
+CONFIG ?=
+CONFIG_FILES := $(wildcard config.yaml) $(CONFIG)
+
+check-config: check-env
+	@$(BIN)/python -m storyeval.configfiles $(CONFIG_FILES)
+
+# CONFIG=file(s): run with those config files over config.yaml.
+reproduce: $(BIN)/snakemake check-env check-config
+	$(BIN)/snakemake --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
 # Lint first: a second or two, before minutes of tests. One pytest worker per core, a test module each
 # (pytest-xdist): the SLURM test mostly waits on its cluster, so the other worker runs the short modules meanwhile.
@@ -55,12 +64,11 @@ lint: check-env
 
 # The report reads the finished outputs: run the workflow first (nothing to do if it is complete). With
 # DATASET=name (and the CONFIG that declares it): that dataset's outputs alone, in report-<name>.html.
-CONFIG ?=
 DATASET ?=
 REPORT_ARGS := $(if $(CONFIG),--configfile $(CONFIG)) $(if $(DATASET),-- dataset_$(DATASET))
 REPORT_FILE := $(if $(DATASET),report-$(DATASET).html,report.html)
 
-report: check-env
+report: check-env check-config
 	$(BIN)/snakemake --cores $(CORES) $(REPORT_ARGS)
 	$(BIN)/snakemake --report $(REPORT_FILE) $(REPORT_ARGS)
 

@@ -442,3 +442,191 @@ def test_llm_system_names_become_story_ids(tmp_path, hanna_mirror):
         load_hanna_llm(path)
     one_line(error, f"dataset hanna-llm: {path}: system names 'llama 7b' and 'Llama-7B' both become 'llama-7b' in "
                     "story ids, column 'Model'; fix: rename one")
+
+
+# Metric and judge parameters: one table of types and ranges (storyeval.parameters), checked by the API and held
+# by the config schema, before any computation (chrF's char_order=10**9 grew to 2.45 GB; BLEU's
+# max_ngram_order=10**6 ran a minute and returned a number).
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: score("chrf", ["A tale."], references=["A ref."], char_order=10**9),
+     "score: chrf char_order=1000000000: 1000000000 is greater than the maximum of 20; fix: pass an integer from 1 "
+     "to 20"),
+    (lambda: score("chrf", ["A tale."], references=["A ref."], char_order="x"),
+     "score: chrf char_order='x': 'x' is not of type 'integer'; fix: pass an integer from 1 to 20"),
+    (lambda: score("bleu", ["A tale."], references=["A ref."], max_ngram_order=10**6),
+     "score: bleu max_ngram_order=1000000: 1000000 is greater than the maximum of 20; fix: pass an integer from 1 "
+     "to 20"),
+    (lambda: score("bleu", ["A tale."], references=["A ref."], tokenize="moses"),
+     "score: bleu tokenize='moses': 'moses' is not one of ['none', 'zh', '13a'"),
+    (lambda: score("cider", ["A tale."], references=["A ref."], sigma=0),
+     "score: cider sigma=0: 0 is less than or equal to the minimum of 0; fix: pass a number above 0"),
+    (lambda: score("rouge", ["A tale."], references=["A ref."], stem="yes"),
+     "score: rouge stem='yes': 'yes' is not of type 'boolean'; fix: pass true or false"),
+    (lambda: score("blanc", ["A tale."], prompts=["P."], references=["R."], options={"finetune_epochs": 10**9}),
+     "score: blanc options.finetune_epochs=1000000000: 1000000000 is greater than the maximum of 1000; fix: pass "
+     "an integer from 1 to 1000"),
+    (lambda: score("supert", ["A tale."], prompts=["P."], references=["R."], variants=["supert-xx"]),
+     "score: supert variants[0]='supert-xx': 'supert-xx' is not one of ['supert-ps', 'supert-ss', "
+     "'supert-golden']; fix: pass one of supert-ps, supert-ss, supert-golden"),
+])
+def test_api_metric_parameters_are_bounded(call, message):
+    started = time.perf_counter()
+    with pytest.raises(InputError) as error:
+        call()
+    one_line(error, message)
+    assert time.perf_counter() - started < 5
+
+
+def test_api_accepts_numpy_integers_and_tuples():
+    assert score("chrf", ["A tale."], references=["A tale."], char_order=np.int64(6)).iloc[0, 0] == 100
+    assert list(score("supert", ["A tale."], prompts=["P."], references=["R."], variants=("supert-ps",),
+                      model="bundled").columns) == ["supert-ps"]
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("metric_params", {"chrf": {"char_order": 10**9}},
+     "metric_params.chrf.char_order: config rejected, 1000000000 is greater than the maximum of 20; fix:"),
+    ("metric_params", {"chrf": {"char_order": "x"}},
+     "metric_params.chrf.char_order: config rejected, 'x' is not of type 'integer'; fix:"),
+    ("metric_params", {"bleu": {"max_ngram_order": 10**6}},
+     "metric_params.bleu.max_ngram_order: config rejected, 1000000 is greater than the maximum of 20; fix:"),
+    ("judges", {"max_new_tokens": 10**9},
+     "judges.max_new_tokens: config rejected, 1000000000 is greater than the maximum of 4096; fix:"),
+])
+def test_config_parameters_are_bounded(key, value, message):
+    import yaml
+
+    from storyeval.config import check_config
+
+    from conftest import REPO
+
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config[key] = {**config.get(key, {}), **value}
+    with pytest.raises(InputError) as error:
+        check_config(config, REPO / "workflow/schemas/config.schema.yaml")
+    one_line(error, f"config.yaml {message}")
+
+
+# The Makefile checks every config file it passes to Snakemake before Snakemake reads (and YTE-evaluates) it.
+
+YTE = "__use_yte__: true\nprobe: ?__import__('pathlib').Path('ran').touch()\n"
+
+
+def make_scratch(tmp_path):
+    """A folder with the Makefile whose .venv runs the real Snakemake and this checkout's storyeval."""
+    import shutil
+
+    from conftest import REPO
+
+    for name in ("Makefile", "requirements.txt", "pyproject.toml"):
+        shutil.copy2(REPO / name, tmp_path / name)
+    (tmp_path / ".venv/bin").mkdir(parents=True)
+    (tmp_path / ".venv/bin/snakemake").symlink_to(REPO / ".venv/bin/snakemake")
+    python = tmp_path / ".venv/bin/python"
+    python.write_text(f"#!/bin/sh\nPYTHONPATH={REPO / 'src'} exec {REPO / '.venv/bin/python'} \"$@\"\n")
+    python.chmod(0o755)
+    (tmp_path / ".venv/.storyeval-env").touch()
+    (tmp_path / "evil.yaml").write_text(YTE)
+    return tmp_path
+
+
+@pytest.mark.parametrize("target", ["report", "reproduce"])
+def test_make_checks_a_config_file_before_snakemake_reads_it(tmp_path, target):
+    scratch = make_scratch(tmp_path)
+    result = subprocess.run(["make", target, "CONFIG=evil.yaml"], cwd=scratch, capture_output=True, text=True)
+    assert result.returncode != 0 and not (scratch / "ran").exists(), result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("storyeval:")]
+    assert lines == ["storyeval: evil.yaml: __use_yte__ makes Snakemake evaluate the file's Python expressions (YTE "
+                     "templating); fix: remove it and write the values out (a config file is data)"], result.stderr
+    direct = subprocess.run([scratch / ".venv/bin/python", "-m", "storyeval.configfiles", "evil.yaml"], cwd=scratch,
+                            capture_output=True, text=True)
+    assert direct.returncode == 1 and direct.stderr == lines[0] + "\n" and not (scratch / "ran").exists()
+    bare = subprocess.run([scratch / ".venv/bin/snakemake", "-n", "--configfile", "evil.yaml"], cwd=scratch,
+                          capture_output=True, text=True)
+    assert (scratch / "ran").exists(), bare.stderr  # the documented limit: a bare --configfile runs YTE
+
+
+# Files the workflow wrote that no longer load (a job killed mid-write elsewhere, a full disk, an edit) are
+# deleted and refused in one line; the next run rebuilds them.
+
+def cut(path, keep: float = 0.5) -> None:
+    content = path.read_bytes()
+    path.write_bytes(content[:int(len(content) * keep)])
+
+
+def test_a_cut_embedding_cache_is_deleted_and_said(tmp_path):
+    from storyeval.neural.embeddings import FORMAT, EmbeddingCache, load_cache, save_cache
+
+    path = tmp_path / "results/mine/computed/embeddings/minilm.safetensors"
+    path.parent.mkdir(parents=True)
+    save_cache(EmbeddingCache(["a b", "c"], np.array([0, 2, 3]), np.array([1, 2, 3]), np.zeros(3, dtype=bool),
+                              {1: np.ones((3, 4), np.float32)}, {1: "a", 2: "b", 3: "c"},
+                              {"format": FORMAT, "model": "m"}), path)
+    for keep in (0, 0.5, 0.99):
+        content = path.read_bytes()
+        cut(path, keep)
+        with pytest.raises(InputError) as error:
+            load_cache(path)
+        one_line(error, f"embedding cache {path} does not load, damaged or cut (SafetensorError: ",
+                 "; deleted it; fix: run the same command again, which rebuilds it")
+        assert not path.exists()
+        path.write_bytes(content)
+
+
+@pytest.mark.parametrize("name", ["scores/chrf.parquet", "judges/tiny@geval.parquet"])
+def test_a_cut_score_file_is_deleted_and_said(tmp_path, name):
+    """A metric's or a judge's score file cut short: merge_scores (which reads both) says so in one line, never
+    pyarrow's bare ArrowInvalid, and deletes it, so the next run makes it again."""
+    from storyeval.io import read_parquet, write_parquet
+    from storyeval.metrics.merge import merge_scores
+
+    path = tmp_path / "results/mine/computed" / name
+    write_parquet(pd.DataFrame({"story_id": ["a", "b"], "chrf": [10.0, 20.0]}), path)
+    cut(path)
+    with pytest.raises(InputError) as error:
+        merge_scores([path], catalog.registry_rows())
+    one_line(error, f"workflow file {path} does not load, damaged or cut (ArrowInvalid: ",
+             "; deleted it; fix: run the same command again, which rebuilds it")
+    assert not path.exists()
+    with pytest.raises(FileNotFoundError):  # a file never made is the rule's to make, not damaged
+        read_parquet(path)
+
+
+def test_the_next_run_rebuilds_a_cut_score_file(tmp_path, hanna_mirror):
+    from conftest import REPO
+
+    (tmp_path / "config/examples").mkdir(parents=True)
+    (tmp_path / "config/examples/long.csv").write_bytes((REPO / "config/examples/long.csv").read_bytes())
+    entry = yaml_load(REPO / "config/examples/long.yaml")["datasets"]["example"] | {"metrics": ["chrf"]}
+    make_workdir(tmp_path, **{"datasets.example": entry})
+    target = "results/example/computed/correlations.csv"
+    first = run_snakemake(tmp_path, "--cores", "2", target)
+    assert first.returncode == 0, first.stderr[-3000:]
+    made = (tmp_path / target).read_bytes()
+    scores = tmp_path / "results/example/computed/scores/chrf.parquet"
+    cut(scores)
+    refused = run_snakemake(tmp_path, "--cores", "2", target)
+    assert refused.returncode != 0 and not scores.exists()
+    assert ("storyeval: workflow file results/example/computed/scores/chrf.parquet does not load, damaged or cut "
+            "(ArrowInvalid: ") in refused.stderr, refused.stderr[-3000:]
+    assert "; deleted it; fix: run the same command again, which rebuilds it" in refused.stderr
+    healed = run_snakemake(tmp_path, "--cores", "2", target)
+    assert healed.returncode == 0 and (tmp_path / target).read_bytes() == made, healed.stderr[-3000:]
+
+
+def yaml_load(path):
+    import yaml
+
+    return yaml.safe_load(path.read_text())
+
+
+def test_a_damaged_file_outside_results_is_left_alone(tmp_path):
+    from storyeval.io import read_parquet
+
+    path = tmp_path / "mine.parquet"
+    path.write_bytes(b"PAR1 not really")
+    with pytest.raises(InputError) as error:
+        read_parquet(path)
+    one_line(error, f"workflow file {path} does not load, damaged or cut (", "; fix: delete it and run what wrote it")
+    assert path.exists()

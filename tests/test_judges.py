@@ -1,6 +1,7 @@
 """LLM judges on tiny random causal LMs: G-Eval's expected rating by hand, the answer parser on real-looking
 answers, prompts and chat templates, the Python entry point, the config checks and the released-judge comparison."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -214,3 +215,90 @@ def test_a_pinned_judge_is_the_commit_its_folder_records(judge_folder, tmp_path)
     assert load_judge("judges.models.tiny", str(folder), "cpu", "a" * 40)[0].training is False
     with pytest.raises(InputError, match=f"judges.models.tiny {folder}: revision {'b' * 40} pinned, {'a' * 40} found"):
         load_judge("judges.models.tiny", str(folder), "cpu", "b" * 40)
+
+
+@pytest.mark.parametrize("content, message", [
+    ('user: |-\n  Rate the {criterion} of this story.\nanswer: "Rating:"\n',
+     "line 1, user has no {story}: every story would get the same prompt and the same rating; fix: place {story}"),
+    ('user: "Story: {story}"\nanswer: "Rating:"\n',
+     "line 1, user has no {criterion} (nor {description}): every criterion would get the same prompt; fix: place"),
+    ('task: null\nuser: |-\n  Rate {criterion}.\n\n  Story: {story}\n  Answer as {"score": 3}.\nanswer: "Rating:"\n',
+     "line 6, user has '{\"score\": 3}.', not a field (criterion, description, guidelines, prompt, reference, "
+     "story); fix: double a literal brace ({{ and }}"),
+    ('user: "{story} {criterion} }"\nanswer: "Rating:"\n', "line 1, user has '}', not a field"),
+    ('user: "{story} {criterion}"\nanswer: "{story}:"\n', "line 2, answer has '{story}:', not a field "
+                                                          "(criterion, description)"),
+    ('user: "{story} {criterion!r}"\nanswer: "Rating:"\n', "line 1, user has '{criterion!r}', not a field"),
+    ("user: [a\nanswer: b\n", "line 2, not YAML (while parsing a flow sequence expected ',' or ']', but got ':'); "
+                              "fix: correct that line"),
+    ("- a\n", "holds a list, not a template; fix: give `user`"),
+    ('user: "{story} {criterion}"\n', "answer is missing or not text; fix: give `user`"),
+])
+def test_a_template_places_the_story_and_the_criterion(tmp_path, content, message):
+    """A template that gives every story (or criterion) one prompt, or whose braces str.format cannot fill, is
+    refused when read (at start-up: the config check reads every template), naming its file and line."""
+    import yaml
+
+    from storyeval.errors import InputError
+    from storyeval.judges.config import check_judges
+    from storyeval.judges.prompts import load_template
+
+    from conftest import REPO
+
+    path = tmp_path / "mine.yaml"
+    path.write_text(content)
+    with pytest.raises(InputError) as error:
+        load_template(str(path))
+    assert str(error.value).startswith(f"{path}: {message}") and "\n" not in str(error.value), str(error.value)
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config["judges"]["templates"] = [str(path)]
+    with pytest.raises(InputError, match=re.escape(f"{path}: {message}")):
+        check_judges(config)
+
+
+def test_doubled_braces_are_literal_and_the_answer_names_the_criterion(tmp_path):
+    from storyeval.judges.prompts import load_template
+
+    path = tmp_path / "json.yaml"
+    path.write_text('user: |-\n  Story: {story}\n  Rate {criterion}, answer as {{"score": 3}}.\n'
+                    'answer: "{criterion}:"\n')
+    message = load_template(str(path)).message({"story": "Once."}, "Plot", {"Plot": "p"})
+    assert message == 'Story: Once.\nRate Plot, answer as {"score": 3}.'
+
+
+def test_judge_settings_are_bounded_before_loading(tmp_path):
+    """Settings outside storyeval.parameters.JUDGE stop judge() before a model is read (the path does not exist);
+    the config refuses the same values at start-up (schema, same fragments)."""
+    import storyeval
+    from storyeval.errors import InputError
+
+    for settings, message in [({"max_new_tokens": 10**9}, "judge: max_new_tokens=1000000000: 1000000000 is "
+                                                          "greater than the maximum of 4096; fix: pass an integer "
+                                                          "from 1 to 4096"),
+                              ({"batch_size": "8"}, "judge: batch_size='8': '8' is not of type 'integer'; fix: pass an "
+                                                    "integer from 1 to 4096"),
+                              ({"mode": "sample"}, "judge: mode='sample': 'sample' is not one of ['expected', "
+                                                   "'generate']; fix: pass one of expected, generate")]:
+        with pytest.raises(InputError, match=re.escape(message)):
+            storyeval.judge(STORIES, criteria=["Coherence"], model=str(tmp_path / "absent"), **settings)
+
+
+def test_one_criterion_name_is_one_criterion(judge_folder):
+    import storyeval
+
+    scores = storyeval.judge(STORIES, criteria="Coherence", model=str(judge_folder), device="cpu")
+    assert list(scores.columns) == ["Coherence"] and len(scores) == 3
+
+
+def test_the_window_message_tells_the_answer_from_the_prompt(judge_folder):
+    """A long answer budget (max_new_tokens) that overflows the window is named as such, not as a prompt length."""
+    from storyeval.api import texts_table
+    from storyeval.errors import InputError
+    from storyeval.judges.prompts import load_template
+    from storyeval.judges.rate import Settings, rate
+
+    with pytest.raises(InputError, match=r"judge: the prompt of story \d \(Plot\) needs \d+ tokens and 4000 answer "
+                                         r"tokens \(max_new_tokens\), past the model's 2048-token window; fix: .*"
+                                         "or lower max_new_tokens"):
+        rate(texts_table(STORIES), {"Plot": "p"}, load_template("geval"), judge_folder,
+             Settings(mode="generate", max_new_tokens=4000), device="cpu")

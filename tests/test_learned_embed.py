@@ -85,8 +85,14 @@ def test_unknown_policy(bert):
         StoryEncoder(bert, policy="sliding")
 
 
-def test_broken_cache_is_reported(bert, tmp_path):
-    cache = tmp_path / "broken.npz"
-    cache.write_bytes(b"not a zip")
-    with pytest.raises(InputError, match="not a story-vector cache"):
-        embed_texts(["Rain fell."], StoryEncoder(bert, max_length=16), cache)
+def test_a_cut_cache_is_computed_again(bert, tmp_path, caplog):
+    """A cache cut by a killed job (or not a cache at all) is said, deleted and rebuilt: the same vectors."""
+    encoder = StoryEncoder(bert, max_length=16)
+    cache = tmp_path / "cut.npz"
+    expected = embed_texts(["Rain fell."], encoder, cache)
+    cache.write_bytes(cache.read_bytes()[:-40])
+    with caplog.at_level("WARNING", logger="storyeval.learned"):
+        np.testing.assert_array_equal(embed_texts(["Rain fell."], encoder, cache), expected)
+    assert f"story vectors {cache} do not load" in caplog.text and "deleted, computed again" in caplog.text
+    with np.load(cache) as stored:
+        assert len(stored["keys"]) == 1

@@ -15,6 +15,8 @@ from storyeval.data.registry import slugify
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
 
+from conftest import REPO
+
 
 def tiny_table():
     texts = pd.DataFrame({"story_id": ["a", "b"], "prompt_id": [0, 1], "system": ["x", "x"],
@@ -145,3 +147,26 @@ def test_metric_page_table_lists_hannas_72_columns_as_the_tool_writes_it(release
                                    tool.read_config("config/paper.yaml"))
     assert table == expected, ("docs/metrics.md's metric table is stale; fix: python tools/metric_table.py --write "
                                "docs/metrics.md")
+
+
+def test_parameter_table_covers_every_parameter_and_is_the_schemas():
+    """storyeval.parameters gives each parameter a user can set a type and range: every keyword of each metric's
+    compute() but what the workflow fills (the model or cache it reads, pinned files), and every judge setting;
+    the config schema holds the same fragments, so config and API refuse the same values."""
+    from storyeval.judges.rate import Settings
+    from storyeval.parameters import JUDGE, METRICS
+
+    schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())["properties"]
+    for name, entry in catalog.CATALOG.items():
+        filled = {entry.resource[0] if entry.resource else None, *entry.pinned}
+        assert set(METRICS[name]) == catalog.parameters(name) - filled, name
+        assert schema["metric_params"]["properties"][name]["properties"] == METRICS[name], name
+
+    def rules(fragment: dict) -> dict:
+        return {key: value for key, value in fragment.items() if key not in ("default", "description")}
+
+    from storyeval.metrics.blanc import Settings as BlancOptions
+
+    assert set(METRICS["blanc"]["options"]["properties"]) == set(BlancOptions.__dataclass_fields__)
+    assert set(JUDGE) == set(Settings.__dataclass_fields__)
+    assert {key: rules(schema["judges"]["properties"][key]) for key in JUDGE} == JUDGE

@@ -176,7 +176,7 @@ def test_cache_file_round_trips_and_has_the_same_bytes_for_the_same_inputs(tiny_
     save_cache(loaded, tmp_path / "c.safetensors")
     assert (tmp_path / "c.safetensors").read_bytes() == (tmp_path / "a.safetensors").read_bytes()
     (tmp_path / "cut.safetensors").write_bytes((tmp_path / "a.safetensors").read_bytes()[:-100])
-    with pytest.raises(InputError, match="not a safetensors"):  # memory-mapped, but validated first
+    with pytest.raises(InputError, match="does not load, damaged or cut"):  # memory-mapped, but validated first
         load_cache(tmp_path / "cut.safetensors")
 
 
@@ -258,7 +258,7 @@ def test_bad_inputs_raise_input_errors(tiny_bert, tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         load_cache(tmp_path / "absent.safetensors")
     (tmp_path / "junk.safetensors").write_bytes(b"not a tensor file")
-    with pytest.raises(InputError, match="not a safetensors"):
+    with pytest.raises(InputError, match="does not load, damaged or cut"):
         load_cache(tmp_path / "junk.safetensors")
     cache = encode_texts(["a story"], tiny_bert, [1])
     assert isinstance(cache, EmbeddingCache)

@@ -36,6 +36,8 @@ from storyeval.data.scoreset import Cube, build_cube
 from storyeval.errors import InputError
 from storyeval.limits import check_text
 from storyeval.metrics import catalog
+from storyeval.parameters import JUDGE, METRICS
+from storyeval.parameters import check as check_parameters
 from storyeval.stats.correlation import COEFFICIENTS, LEVELS
 from storyeval.text.datasets import finish, prompt_ids
 
@@ -150,6 +152,7 @@ def score(metric: str, stories: Texts, *, references: Texts | None = None, promp
     if unknown:
         raise InputError(f"score: {metric} has no parameter {unknown[0]!r}; fix: use {', '.join(sorted(accepted))}"
                          f"{'' if entry.resource is None else ', model= and device='}")
+    check_parameters(params, METRICS[metric], f"score: {metric}")
     for keyword, value in (("model", model), ("device", device)):
         if value is not None and not isinstance(value, str):
             raise InputError(f"score: {keyword} is {type(value).__name__}; fix: pass a str (a path, or e.g. 'cpu')")
@@ -247,16 +250,22 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
     """Ratings 1-5 of an LLM judge (`storyeval.judges.rate`), one column per criterion, one row per story: the
     numbers of the workflow's judge job with the same template and settings (config `judges`).
 
-    `criteria`: HANNA criterion names (rated with HANNA's definitions) or {name: definition}; `model`: a Hugging
-    Face causal LM (folder or hub id, `revision` pins a hub id); `mode`: expected (G-Eval's probability-weighted
-    rating) or generate (the greedy answer, parsed; NaN where it holds no rating); `template`: a file of
-    storyeval/judges/templates (default tacl-1 with `prompts`, geval without) or a .yaml path. A `model` URL is
-    an OpenAI-compatible server (storyeval.judges.http): `served` names its model, `tokenizer` a local copy of
-    its tokenizer, `top_logprobs` how many next tokens mode expected reads.
+    `criteria`: HANNA criterion names (rated with HANNA's definitions; one name: that criterion) or {name:
+    definition}; `model`: a Hugging Face causal LM (folder or hub id, `revision` pins a hub id); `mode`: expected
+    (G-Eval's probability-weighted rating) or generate (the greedy answer, parsed; NaN where it holds no rating);
+    `template`: a file of storyeval/judges/templates (default tacl-1 with `prompts`, geval without) or a .yaml
+    path. A `model` URL is an OpenAI-compatible server (storyeval.judges.http): `served` names its model,
+    `tokenizer` a local copy of its tokenizer, `top_logprobs` how many next tokens mode expected reads. Settings
+    outside storyeval.parameters.JUDGE's ranges are refused before anything loads.
     """
     from storyeval.judges.prompts import hanna_criteria, load_template
     from storyeval.judges.rate import Settings, rate
 
+    if isinstance(criteria, str):  # one criterion, not its letters
+        criteria = [criteria]
+    settings = {"mode": mode, "batch_size": batch_size, "batch_tokens": batch_tokens, "max_new_tokens": max_new_tokens,
+                "dtype": dtype, "top_logprobs": top_logprobs}
+    check_parameters(settings, JUDGE, "judge:")
     if not isinstance(criteria, dict):
         unknown = [name for name in criteria if name not in hanna_criteria()]
         if unknown:
@@ -265,5 +274,5 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
         criteria = {name: hanna_criteria()[name] for name in criteria}
     texts = texts_table(stories, references=references, prompts=prompts, story_ids=story_ids, name="judge")
     chosen = load_template(template or ("geval" if prompts is None else "tacl-1"))
-    settings = Settings(mode, batch_size, batch_tokens, max_new_tokens, dtype, top_logprobs)
-    return rate(texts, dict(criteria), chosen, model, settings, revision, device, served=served, tokenizer=tokenizer)[0]
+    return rate(texts, dict(criteria), chosen, model, Settings(**settings), revision, device, served=served,
+                tokenizer=tokenizer)[0]

@@ -4,11 +4,14 @@ Snakemake reads a config file with YTE (`__use_yte__: true` evaluates the file's
 PyYAML's FullLoader (which resolves `!!python/name:` tags to any loaded module's objects); a mapping that
 repeats a key keeps the last value without a word (two datasets of one name: the first is lost). The workflow
 checks `config.yaml` with `check_config_file` before its `configfile:` directive reads it, and every
-`--configfile` too, although Snakemake has read those already when the workflow starts (docs/bad-input.md).
+`--configfile` too, although Snakemake has read those already when the workflow starts (docs/bad-input.md). So
+the Makefile's targets check every config file they pass (CONFIG=...) before Snakemake starts:
+`python -m storyeval.configfiles FILE...` prints one line per refused file and exits with status 1.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import yaml
@@ -73,3 +76,19 @@ def check_config_file(path: str | Path, shown: str | None = None) -> None:
     if "__use_yte__" in content:
         raise InputError(f"{shown}: __use_yte__ makes Snakemake evaluate the file's Python expressions (YTE "
                          "templating); fix: remove it and write the values out (a config file is data)")
+
+
+def main(paths: list[str]) -> int:
+    """Check each config file; one line on stderr per refused one. Exit status 1 if any is refused."""
+    refused = 0
+    for path in paths:
+        try:
+            check_config_file(path)
+        except InputError as error:
+            print(f"storyeval: {error}", file=sys.stderr)
+            refused = 1
+    return refused
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -40,12 +40,42 @@ def write_markdown(frame: pd.DataFrame, path: str | Path, title: str) -> None:
     _atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
+def damaged(path: str | Path, what: str, error: Exception) -> InputError:
+    """The refusal of a file the workflow wrote that does not load (cut by a killed job or a full disk, or edited):
+    a file under a results/ folder is deleted first, so that the next run rebuilds it (Snakemake remakes a missing
+    input); one elsewhere (a file of the user's, passed by hand) is left as it is."""
+    reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+    if "results" not in Path(path).parts:
+        return InputError(f"{what} {path} does not load, damaged or cut ({reason}); fix: delete it and run what "
+                          "wrote it again")
+    Path(path).unlink(missing_ok=True)
+    return InputError(f"{what} {path} does not load, damaged or cut ({reason}); deleted it; fix: run the same "
+                      "command again, which rebuilds it")
+
+
+def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """A parquet file the workflow wrote (scores, a judge's ratings, a text table); a damaged one is deleted and
+    refused (`damaged`), never read as pyarrow's bare ArrowInvalid."""
+    if not Path(path).is_file():
+        return pd.read_parquet(path, columns=columns)  # pandas' FileNotFoundError: the rule was not run
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid and ArrowIOError among them
+        raise damaged(path, "workflow file", error) from error
+
+
 def read_table(path: str | Path, required: list[str], round_trip: bool = False) -> pd.DataFrame:
-    """Read a CSV or parquet table and check that it has the `required` columns. `round_trip`: CSV floats parsed
-    to the bit that their repr wrote (pandas' default parser may miss the last bit of a 17-digit number)."""
+    """Read a CSV or parquet table the workflow wrote and check that it has the `required` columns (a damaged
+    one: `damaged`). `round_trip`: CSV floats parsed to the bit that their repr wrote (pandas' default parser may
+    miss the last bit of a 17-digit number)."""
     path = Path(path)
-    frame = (pd.read_parquet(path) if path.suffix == ".parquet"
-             else pd.read_csv(path, float_precision="round_trip" if round_trip else None))
+    if path.suffix == ".parquet":
+        frame = read_parquet(path)
+    else:
+        try:
+            frame = pd.read_csv(path, float_precision="round_trip" if round_trip else None)
+        except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
+            raise damaged(path, "workflow file", error) from error
     missing = [column for column in required if column not in frame.columns]
     if missing:
         raise InputError(
@@ -92,10 +122,11 @@ NUMPY_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "
 
 
 def read_safetensors(
-    path: str | Path, framework: str, what: str, missing_fix: str, unreadable_fix: str, mapped: bool = False
+    path: str | Path, framework: str, what: str, missing_fix: str, unreadable_fix: str | None, mapped: bool = False
 ) -> tuple[dict, dict]:
     """Tensors and the parsed storyeval JSON header ({} when absent) of a safetensors file; clear errors naming
-    `what` (e.g. "embedding cache") when the file is missing or not safetensors.
+    `what` (e.g. "embedding cache") when the file is missing or not safetensors; `unreadable_fix` None: a file the
+    workflow rebuilds, deleted when damaged (`damaged`).
 
     `mapped` (numpy): read-only memory maps instead of copies, so only the pages a reader touches are read.
     Why by hand: safetensors' numpy API copies whole tensors (the 6 GB hanna-llm embedding cache took 27 s to
@@ -111,9 +142,12 @@ def read_safetensors(
         with safe_open(str(path), framework=framework) as handle:
             header = (handle.metadata() or {}).get(SAFETENSORS_METADATA_KEY)
             tensors = map_tensors(path) if mapped else {name: handle.get_tensor(name) for name in handle.keys()}
-    except (SafetensorError, KeyError) as error:
+        content = json.loads(header) if header else {}
+    except (SafetensorError, KeyError, ValueError, OSError) as error:
+        if unreadable_fix is None:
+            raise damaged(path, what, error) from error
         raise InputError(f"{what} {path} is not a safetensors file ({error}); fix: {unreadable_fix}") from error
-    return tensors, json.loads(header) if header else {}
+    return tensors, content
 
 
 def map_tensors(path: Path) -> dict:

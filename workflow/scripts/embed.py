@@ -7,10 +7,9 @@ vectors go to the cache file as soon as they are computed (memory: one batch, no
 
 import inspect
 
-import pandas as pd
 import torch
 
-from storyeval.io import log_to
+from storyeval.io import log_to, read_parquet
 from storyeval.metrics import catalog
 from storyeval.neural.embeddings import encode_to_file, encoder_depth, layers_read, storage_dtype
 from storyeval.neural.paths import resolve_model_path
@@ -18,7 +17,7 @@ from storyeval.neural.paths import resolve_model_path
 log = log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 settings = snakemake.params.embedding
-texts = pd.read_parquet(snakemake.input.texts)
+texts = read_parquet(snakemake.input.texts)
 corpus = [text for column in ("story", "reference", "prompt") for text in texts[column].dropna()]
 for metric in snakemake.params.sentence_metrics:
     required_texts = catalog.load(metric).required_texts  # reads some of the metric's parameters (SUPERT's top_n)

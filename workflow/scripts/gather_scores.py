@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from storyeval.io import log_to, write_parquet
+from storyeval.io import log_to, read_parquet, write_parquet
 from storyeval.neural.shards import gather_benchmarks, gather_scores, gather_signatures
 
 log = log_to(snakemake.log[0])
-scores = gather_scores([pd.read_parquet(path).set_index("story_id") for path in snakemake.input.scores],
+scores = gather_scores([read_parquet(path).set_index("story_id") for path in snakemake.input.scores],
                        snakemake.input.scores)
 write_parquet(scores.reset_index(), snakemake.output.scores)
 signature = gather_signatures([json.loads(Path(path).read_text()) for path in snakemake.input.signatures])

@@ -2,11 +2,11 @@
 
 import pandas as pd
 
-from storyeval.io import log_to, read_table, write_csv
+from storyeval.io import log_to, read_parquet, read_table, write_csv
 from storyeval.judges.validation import validation_table
 
 log = log_to(snakemake.log[0])
-computed = pd.concat([pd.read_parquet(path).melt(id_vars="story_id", var_name="metric", value_name="value")
+computed = pd.concat([read_parquet(path).melt(id_vars="story_id", var_name="metric", value_name="value")
                       for path in snakemake.input.scores], ignore_index=True)
 registry = pd.concat([read_table(path, ["slug", "judge", "criterion", "task", "template"])
                       for path in snakemake.input.registries], ignore_index=True)

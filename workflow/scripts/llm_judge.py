@@ -3,9 +3,7 @@
 import json
 from pathlib import Path
 
-import pandas as pd
-
-from storyeval.io import log_to, write_csv, write_parquet
+from storyeval.io import log_to, read_parquet, write_csv, write_parquet
 from storyeval.judges import judge_registry
 from storyeval.judges.http import is_url
 from storyeval.judges.prompts import load_template
@@ -16,7 +14,7 @@ log = log_to(snakemake.log[0])
 judge, model = snakemake.wildcards.judge, snakemake.params.model
 template = load_template(snakemake.params.template)
 settings = Settings(**snakemake.params.settings)
-texts = pd.read_parquet(snakemake.input.texts)
+texts = read_parquet(snakemake.input.texts)
 device = None if snakemake.params.device == "auto" else snakemake.params.device
 scores, details, run = rate(texts, snakemake.params.criteria, template, model["path"], settings, model.get("revision"),
                             device, f"judges.models.{judge}", model.get("served"), model.get("tokenizer"))

@@ -6,9 +6,8 @@ import os
 # worker process it spawns (POT's documented switch; inherited by the workers).
 os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
 
-import pandas as pd
 
-from storyeval.io import log_to
+from storyeval.io import log_to, read_parquet
 from storyeval.metrics import catalog
 from storyeval.metrics.run import score_and_write
 from storyeval.neural.embeddings import load_cache
@@ -20,7 +19,7 @@ def main() -> None:
     log = log_to(snakemake.log[0])
     name = snakemake.wildcards.metric
     module = catalog.load(name)
-    texts = pd.read_parquet(snakemake.input.texts)
+    texts = read_parquet(snakemake.input.texts)
     texts.attrs["dataset"] = snakemake.wildcards.dataset
     resource = snakemake.params.resource
     options = dict(snakemake.params.options)

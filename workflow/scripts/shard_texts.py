@@ -2,13 +2,11 @@
 
 from pathlib import Path
 
-import pandas as pd
-
-from storyeval.io import log_to, write_parquet
+from storyeval.io import log_to, read_parquet, write_parquet
 from storyeval.neural.shards import split_rows
 
 log = log_to(snakemake.log[0])
-shards = split_rows(pd.read_parquet(snakemake.input.texts), snakemake.params.stories)
+shards = split_rows(read_parquet(snakemake.input.texts), snakemake.params.stories)
 folder = Path(snakemake.output[0])
 folder.mkdir(parents=True, exist_ok=True)
 for index, shard in enumerate(shards):

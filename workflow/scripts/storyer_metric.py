@@ -1,9 +1,8 @@
 """Score one dataset with the trained StoryER-style evaluator (metric `storyer`): preference and aspect ratings."""
 
-import pandas as pd
 import torch
 
-from storyeval.io import log_to
+from storyeval.io import log_to, read_parquet
 from storyeval.metrics import catalog
 from storyeval.metrics.run import score_and_write
 from storyeval.neural.paths import resolve_model_path
@@ -11,7 +10,7 @@ from storyeval.neural.paths import resolve_model_path
 log = log_to(snakemake.log[0])
 torch.set_num_threads(snakemake.threads)
 dataset, params = snakemake.wildcards.dataset, snakemake.params
-texts = pd.read_parquet(snakemake.input.texts)
+texts = read_parquet(snakemake.input.texts)
 texts.attrs["dataset"] = dataset
 options = dict(params.options) | {
     "model_file": snakemake.input.model,

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.io import read_parquet
 from storyeval.judges import config as judge_config
 from storyeval.judges.http import is_url
 from storyeval.judges.prompts import load_template
@@ -21,7 +22,7 @@ def read_texts(dataset: str, entry: str, source: str | None) -> pd.DataFrame | N
 
     written = Path(f"results/{dataset}/data/texts.parquet")
     if written.is_file():
-        return pd.read_parquet(written)
+        return read_parquet(written)
     if source is None or not Path(source).is_file():
         return None
     entry = json.loads(entry)

@@ -123,9 +123,10 @@ def check_window(model, prompts: Prompts, extra: int, key: str) -> None:
     longest = max(map(len, prompts.ids), default=0) + extra
     if window is not None and longest > window:
         k = int(np.argmax(list(map(len, prompts.ids))))
-        raise InputError(f"{key}: the prompt of story {prompts.story_id[k]} ({prompts.criterion[k]}) needs {longest} "
-                         f"tokens, past the model's {window}-token window; fix: use a judge with a longer window or "
-                         "a shorter template")
+        answer = f" and {extra} answer tokens (max_new_tokens)" if extra else ""
+        raise InputError(f"{key}: the prompt of story {prompts.story_id[k]} ({prompts.criterion[k]}) needs "
+                         f"{longest - extra} tokens{answer}, past the model's {window}-token window; fix: use a judge "
+                         f"with a longer window or a shorter template{', or lower max_new_tokens' if extra else ''}")
 
 
 def left_padded(rows: list[list[int]], pad_id: int, device):

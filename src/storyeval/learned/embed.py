@@ -20,6 +20,7 @@ import hashlib
 import json
 import logging
 import os
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -115,8 +116,11 @@ def read_cache(path: Path, wanted: dict) -> dict[str, np.ndarray]:
                 LOG.warning("story vectors %s were made with other settings; they are replaced", path)
                 return {}
             return dict(zip(stored["keys"].tolist(), stored["vectors"]))
-    except (OSError, ValueError, KeyError) as error:
-        raise InputError(f"story vectors {path}: not a story-vector cache ({error}); fix: delete the file") from error
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:  # cut by a killed job, or edited
+        LOG.warning("story vectors %s do not load (%s: %s); deleted, computed again", path, type(error).__name__,
+                    " ".join(str(error).split())[:200])
+        path.unlink(missing_ok=True)
+        return {}
 
 
 def write_cache(path: Path, vectors: dict[str, np.ndarray], wanted: dict) -> None:

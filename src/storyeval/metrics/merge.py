@@ -9,6 +9,7 @@ import pandas as pd
 
 from storyeval.data.registry import REGISTRY_COLUMNS, RELEASED_ORDER, released_label
 from storyeval.errors import InputError
+from storyeval.io import read_parquet
 
 
 def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str, str]],
@@ -35,7 +36,7 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
     frames, writers = [], {}  # score column -> the file that wrote it
     known = set(declared["slug"])
     for path in paths:
-        frame = pd.read_parquet(path).set_index("story_id")
+        frame = read_parquet(path).set_index("story_id")
         for column in frame.columns:
             if column in writers:
                 raise InputError(

@@ -48,7 +48,7 @@ import numpy as np
 
 from storyeval.errors import InputError
 from storyeval.io import SAFETENSORS_METADATA_KEY as METADATA_KEY
-from storyeval.io import read_safetensors
+from storyeval.io import damaged, read_safetensors
 from storyeval.neural.paths import revision_record
 
 LOG = logging.getLogger("storyeval.neural")
@@ -605,10 +605,10 @@ def save_cache(cache: EmbeddingCache, path: str | Path) -> None:
 def load_cache(path: str | Path) -> EmbeddingCache:
     """Open a cache written by `save_cache`: its token vectors are memory-mapped, read as metrics use them."""
     arrays, content = read_safetensors(
-        path, "np", "embedding cache", "run the embedding rule first", "rebuild it", mapped=True
+        path, "np", "embedding cache", "run the embedding rule first", None, mapped=True
     )
     if content.get("signature", {}).get("format") != FORMAT:
-        raise InputError(f"embedding cache {path} is not a {FORMAT} file; fix: rebuild it with storyeval")
+        raise damaged(path, "embedding cache", ValueError(f"not a {FORMAT} file"))
     hidden = {int(name.removeprefix("layer_")): states for name, states in arrays.items() if name.startswith("layer_")}
     return EmbeddingCache(
         content["texts"],

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.io import damaged, read_parquet
 
 IDF_COLUMNS = ("story", "reference")
 # Signature entries that count a shard's own texts: summed over the shards; any other entry must agree.
@@ -116,7 +117,11 @@ def idf_columns(path: str | Path) -> list[str]:
 
 def idf_texts(path: str | Path) -> pd.DataFrame:
     """The dataset's text table at `path` (parquet), its idf columns only: what `IdfScope` reads."""
-    return pd.read_parquet(path, columns=idf_columns(path))
+    try:
+        columns = idf_columns(path)
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid: a damaged file
+        raise damaged(path, "workflow file", error) from error
+    return read_parquet(path, columns=columns)
 
 
 class IdfScope:
