@@ -442,3 +442,60 @@ def test_llm_system_names_become_story_ids(tmp_path, hanna_mirror):
         load_hanna_llm(path)
     one_line(error, f"dataset hanna-llm: {path}: system names 'llama 7b' and 'Llama-7B' both become 'llama-7b' in "
                     "story ids, column 'Model'; fix: rename one")
+
+
+# Names a spreadsheet would run (CSV injection, OWASP): a whole run of a table dataset that holds them.
+FORMULA_SYSTEM, FORMULA_CRITERION, FORMULA_RATER, FORMULA_ID = '=HYPERLINK("http:x","y")', "=1+1", "@x", "+p00"
+
+
+def hostile_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """`rated_stories` with a system, a rater and a story id that spreadsheets read as formulas."""
+    frame = frame.assign(model=frame["model"].replace("alpha", FORMULA_SYSTEM),
+                         annotator=frame["annotator"].replace("rater0", FORMULA_RATER))
+    return frame.assign(id=frame["id"].str.replace(r"^p00-", f"{FORMULA_ID}-", regex=True))
+
+
+def unescaped_formulas(path) -> list[str]:
+    """The cells of a CSV, TSV or Markdown table that a spreadsheet would evaluate."""
+    from storyeval.io import FORMULA_STARTS, NUMBER_TEXT
+
+    if path.suffix == ".md":
+        rows = [line.strip().strip("|").split("|") for line in path.read_text().splitlines() if line.startswith("|")]
+        cells = [cell.strip(" ") for row in rows for cell in row]
+        cells = [cell for cell in cells if not re.fullmatch(r":?-+:?", cell)]  # the header's rule
+    else:
+        import csv
+
+        with open(path, newline="", encoding="utf-8") as file:
+            cells = [cell for row in csv.reader(file, delimiter="\t" if path.suffix == ".tsv" else ",")
+                     for cell in row]
+    return [cell for cell in cells if cell.startswith(FORMULA_STARTS) and not NUMBER_TEXT.fullmatch(cell)]
+
+
+def test_formula_names_reach_no_table_unescaped(tmp_path, hanna_mirror):
+    from storyeval.examples import rated_stories
+    from storyeval.io import read_table
+
+    path = tmp_path / "mine.csv"
+    hostile_names(rated_stories(prompts=6)).to_csv(path, index=False)
+    entry = {"kind": "table", "path": "mine.csv", "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+             "columns": {"story_id": "id", "prompt": "prompt", "system": "model", "story": "text",
+                         "reference": "human_story", "rater": "annotator",
+                         "criteria": {FORMULA_CRITERION: "fluency", "Plot": "plot_score", "Delight": "delight"}},
+             "metrics": ["textstats", "bleu"]}
+    make_workdir(tmp_path, **{"datasets.mine": entry, "stats.n_resamples": 100, "meta.n_permutations": 100,
+                              "meta.n_resamples": 100})
+    result = run_snakemake(tmp_path, "--cores", "2", "dataset_mine")
+    assert result.returncode == 0, result.stderr[-3000:]
+    tables = [path for suffix in ("csv", "tsv", "md") for path in (tmp_path / "results/mine").rglob(f"*.{suffix}")]
+    assert len(tables) > 30
+    assert {path.name: unescaped_formulas(path) for path in tables if unescaped_formulas(path)} == {}
+    escaped = {name: "'" + name for name in (FORMULA_SYSTEM, FORMULA_CRITERION)}
+    tab4 = (tmp_path / "results/mine/computed/tables/tab4_system_means.csv").read_text()
+    assert all(text in tab4 for text in ['"\'=HYPERLINK(""http:x"",""y"")"', "'=1+1"]), tab4[:300]
+    assert escaped[FORMULA_SYSTEM] in (tmp_path / "results/mine/computed/tables/tab4_system_means.md").read_text()
+    # Read back, the names are the users' again.
+    means = read_table(tmp_path / "results/mine/computed/system_means.csv", ["system", "criterion"])
+    assert FORMULA_SYSTEM in set(means["system"]) and FORMULA_CRITERION in set(means["criterion"])
+    ratings = read_table(tmp_path / "results/mine/data/rater_ratings.csv", ["story_id", "rater"])
+    assert FORMULA_RATER in set(ratings["rater"]) and any(ratings["story_id"].str.startswith(f"{FORMULA_ID}-"))
