@@ -29,7 +29,7 @@ MIN_WILLIAMS = 4  # Williams' test (Chhun et al.'s Fig. 27-38) has n - 3 degrees
 
 def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
     """(the dataset reduced to what its analyses can use, one phrase per reduction)."""
-    texts, notes = data.texts, []
+    texts, notes = data.texts, list(data.notes)
     if len(texts) < MIN_WILLIAMS:
         raise InputError(f"dataset {data.name}: {len(texts)} stories; its tests need at least {MIN_WILLIAMS} "
                          "(Williams' test has n - 3 degrees of freedom); fix: add stories")
