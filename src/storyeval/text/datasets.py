@@ -330,9 +330,9 @@ def load_table(
     rating far outside the bulk (`layouts.unscaled`). A CSV's `delimiter` (default ","; TSV a tab) and the
     ratings' `decimal` mark ("." or ",") may be set for the entry or a part. Prompt ids are numbered by first
     appearance. Where stories have both prompts and systems, each prompt must have one story of each system (the
-    story level correlates across systems within a prompt, Chhun et al. 2022). Where story_id and story name one column, the stories are
-    numbered story-1, story-2... (zero-padded to one width) in order of first appearance (a text is no name:
-    outputs repeat ids).
+    story level correlates across systems within a prompt, Chhun et al. 2022). Where story_id and story name one
+    column, the stories are numbered story-1, story-2... (zero-padded to one width) in order of first appearance
+    (a text is no name: outputs repeat ids).
     """
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     parts = list(parts or [{}])
