@@ -29,7 +29,7 @@ MIN_WILLIAMS = 4  # Williams' test (Chhun et al.'s Fig. 27-38) has n - 3 degrees
 
 def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
     """(the dataset reduced to what its analyses can use, one phrase per reduction)."""
-    texts, notes = data.texts, list(data.notes)
+    texts, notes = data.texts, []
     if len(texts) < MIN_WILLIAMS:
         raise InputError(f"dataset {data.name}: {len(texts)} stories; its tests need at least {MIN_WILLIAMS} "
                          "(Williams' test has n - 3 degrees of freedom); fix: add stories")
@@ -67,7 +67,7 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
         notes.append("one rater, so no ICC (Tab. 3) or system means (Tab. 4)")
         ratings = None
     texts.attrs = dict(data.texts.attrs)
-    return dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings), notes
+    return dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings), notes + list(data.notes)
 
 
 def paired_note(prompts: int, systems) -> str:
