@@ -66,7 +66,7 @@ def check_ratings(frame: pd.DataFrame, cells: Sequence[str], label: str, scale: 
             (comma, "has a decimal comma", 'add decimal: "," to the dataset\'s entry, or re-export the file with '
              "decimal points"),
             (unread, "is not a number", "correct it, or leave the cell empty where no rating was given"),
-            (given & ~finite, "is non-finite (inf or nan: no rating)", "give the rating, or leave the cell empty "
+            (given & ~finite, "is non-finite, which no rating is", "give the rating, or leave the cell empty "
              "where no rating was given"),
             (np.abs(whole) > ABSURD, f"is beyond {ABSURD:g} in size, which no rating is",
              "correct it (declare scale: [min, max] in the dataset's entry to have every rating checked)"),
