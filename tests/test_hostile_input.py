@@ -473,6 +473,25 @@ def unescaped_formulas(path) -> list[str]:
     return [cell for cell in cells if cell.startswith(FORMULA_STARTS) and not NUMBER_TEXT.fullmatch(cell)]
 
 
+def test_text_that_is_a_number_stays_and_every_escape_reads_back(tmp_path):
+    from storyeval.io import escape_cell, markdown_table, read_table, write_csv
+
+    assert escape_cell("\rx") == "'\rx"  # (a carriage return inside a CSV cell ends the row: no CSV here)
+    cells = ["-0.5", "-0.50 [-0.62, -0.30]", "+1e-05", "-1+2", "-cmd|' /C calc'!A0", "'quoted", "=1+1", "@x", "\tx",
+             "plain"]
+    frame = pd.DataFrame({"text": cells, "number": np.linspace(-0.5, 0.5, len(cells)), "=1+1": "a"})
+    write_csv(frame, tmp_path / "t.csv")
+    written = pd.read_csv(tmp_path / "t.csv", keep_default_na=False)
+    assert list(written["text"]) == ["-0.5", "-0.50 [-0.62, -0.30]", "+1e-05", "'-1+2", "'-cmd|' /C calc'!A0",
+                                     "''quoted", "'=1+1", "'@x", "'\tx", "plain"]
+    assert list(written.columns) == ["text", "number", "'=1+1"] and written["number"].iloc[0] == -0.5
+    pd.testing.assert_frame_equal(read_table(tmp_path / "t.csv", ["text"]), frame)
+    write_csv(frame, tmp_path / "t.tsv", sep="\t")
+    pd.testing.assert_frame_equal(read_table(tmp_path / "t.tsv", ["text"], sep="\t"), frame)
+    table = markdown_table(frame)
+    assert "| -0.50 [-0.62, -0.30] |" in table and "| '=1+1 " in table and "| -0.5 " in table
+
+
 def test_formula_names_reach_no_table_unescaped(tmp_path, hanna_mirror):
     from storyeval.examples import rated_stories
     from storyeval.io import read_table

@@ -382,8 +382,8 @@ def load_table(
         return TextDataset(name, finish(name, texts))
     check_labels(criteria, "criterion", f"datasets.{name}.columns.criteria", source=label)
     refuse_unrated(texts["story_id"], criteria, rated, label)
-    said = layouts.unscaled(rated, files, name) if scale is None else ((), None)
-    notes = dict(notes=tuple(filter(None, said[:1])), warning=said[1])
+    phrase, warning = layouts.unscaled(rated, files, name) if scale is None else (None, None)
+    notes = {"notes": (phrase,) if phrase else (), "warning": warning}
     scores = rated.groupby(["story_id", "criterion"], sort=True)["rating"].mean().rename("score").reset_index()
     if rated["rater"].isna().any():
         return TextDataset(name, finish(name, texts), scores, **notes)

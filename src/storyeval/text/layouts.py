@@ -49,7 +49,7 @@ OUTLIER = 1000  # interquartile ranges beyond the quartiles: a rating this far f
 
 def check_ratings(frame: pd.DataFrame, cells: Sequence[str], label: str, scale: Sequence[float] | None,
                   integer: bool) -> pd.DataFrame:
-    """The rating columns `cells` of `frame` as numbers (NaN where a cell is empty: no rating), each given one a
+    """The rating columns `cells` of `frame` as numbers (NaN where a cell is empty: no rating), each one given a
     number, finite, within storyeval.limits.ABSURD in size, on the scale and integer where declared."""
     values = pd.DataFrame({column: pd.to_numeric(frame[column], errors="coerce") for column in cells},
                           index=frame.index)
