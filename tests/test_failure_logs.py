@@ -49,6 +49,7 @@ def test_failed_workflow_job_leaves_its_traceback_in_the_rule_log(tmp_path, hann
         "normalise_hanna",
         "fetch",
         "rankings",
+        "confounds",
         "--",
         "results/hanna/released/borda.csv",
     )

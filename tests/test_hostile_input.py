@@ -16,7 +16,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
-from test_bad_input import default_config, edit_cell, one_line
+from test_bad_input import SCHEMA, default_config, edit_cell, one_line
 
 from storyeval.api import correlations, score
 from storyeval.config import ConfigSources
@@ -29,7 +29,8 @@ from storyeval.names import COMPUTED_ONLY, absurd_values, check_path_names, chec
 from storyeval.pickles import load_restricted
 from storyeval.text.datasets import load_storyer, read_table_file
 
-from workflow_helpers import copy_mirror, make_workdir, run_snakemake
+from conftest import REPO
+from workflow_helpers import SNAKEMAKE, copy_mirror, make_workdir, run_snakemake
 
 # Pickles: each shared container is checked once, so references shared at every level cost the pickle's size.
 
@@ -630,3 +631,253 @@ def test_a_damaged_file_outside_results_is_left_alone(tmp_path):
         read_parquet(path)
     one_line(error, f"workflow file {path} does not load, damaged or cut (", "; fix: delete it and run what wrote it")
     assert path.exists()
+
+
+# Names a spreadsheet would run (CSV injection, OWASP): a whole run of a table dataset that holds them.
+FORMULA_SYSTEM, FORMULA_CRITERION, FORMULA_RATER, FORMULA_ID = '=HYPERLINK("http:x","y")', "=1+1", "@x", "+p00"
+
+
+def hostile_names(frame: pd.DataFrame) -> pd.DataFrame:
+    """`rated_stories` with a system, a rater and a story id that spreadsheets read as formulas."""
+    frame = frame.assign(model=frame["model"].replace("alpha", FORMULA_SYSTEM),
+                         annotator=frame["annotator"].replace("rater0", FORMULA_RATER))
+    return frame.assign(id=frame["id"].str.replace(r"^p00-", f"{FORMULA_ID}-", regex=True))
+
+
+def unescaped_formulas(path) -> list[str]:
+    """The cells of a CSV, TSV or Markdown table that a spreadsheet would evaluate."""
+    from storyeval.io import FORMULA_STARTS, NUMBER_TEXT
+
+    if path.suffix == ".md":
+        rows = [line.strip().strip("|").split("|") for line in path.read_text().splitlines() if line.startswith("|")]
+        cells = [cell.strip(" ") for row in rows for cell in row]
+        cells = [cell for cell in cells if not re.fullmatch(r":?-+:?", cell)]  # the header's rule
+    else:
+        import csv
+
+        with open(path, newline="", encoding="utf-8") as file:
+            cells = [cell for row in csv.reader(file, delimiter="\t" if path.suffix == ".tsv" else ",")
+                     for cell in row]
+    return [cell for cell in cells if cell.startswith(FORMULA_STARTS) and not NUMBER_TEXT.fullmatch(cell)]
+
+
+def test_text_that_is_a_number_stays_and_every_escape_reads_back(tmp_path):
+    from storyeval.io import escape_cell, markdown_table, read_table, write_csv
+
+    assert escape_cell("\rx") == "'\rx"  # (a carriage return inside a CSV cell ends the row: no CSV here)
+    cells = ["-0.5", "-0.50 [-0.62, -0.30]", "+1e-05", "-1+2", "-cmd|' /C calc'!A0", "'quoted", "=1+1", "@x", "\tx",
+             "plain"]
+    frame = pd.DataFrame({"text": cells, "number": np.linspace(-0.5, 0.5, len(cells)), "=1+1": "a"})
+    write_csv(frame, tmp_path / "t.csv")
+    written = pd.read_csv(tmp_path / "t.csv", keep_default_na=False)
+    assert list(written["text"]) == ["-0.5", "-0.50 [-0.62, -0.30]", "+1e-05", "'-1+2", "'-cmd|' /C calc'!A0",
+                                     "''quoted", "'=1+1", "'@x", "'\tx", "plain"]
+    assert list(written.columns) == ["text", "number", "'=1+1"] and written["number"].iloc[0] == -0.5
+    pd.testing.assert_frame_equal(read_table(tmp_path / "t.csv", ["text"]), frame)
+    write_csv(frame, tmp_path / "t.tsv", sep="\t")
+    pd.testing.assert_frame_equal(read_table(tmp_path / "t.tsv", ["text"], sep="\t"), frame)
+    table = markdown_table(frame)
+    assert "| -0.50 [-0.62, -0.30] |" in table and "| '=1+1 " in table and "| -0.5 " in table
+
+
+def test_formula_names_reach_no_table_unescaped(tmp_path, hanna_mirror):
+    from storyeval.examples import rated_stories
+    from storyeval.io import read_table
+
+    path = tmp_path / "mine.csv"
+    hostile_names(rated_stories(prompts=6)).to_csv(path, index=False)
+    entry = {"kind": "table", "path": "mine.csv", "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+             "columns": {"story_id": "id", "prompt": "prompt", "system": "model", "story": "text",
+                         "reference": "human_story", "rater": "annotator",
+                         "criteria": {FORMULA_CRITERION: "fluency", "Plot": "plot_score", "Delight": "delight"}},
+             "metrics": ["textstats", "bleu"]}
+    make_workdir(tmp_path, **{"datasets.mine": entry, "stats.n_resamples": 100, "meta.n_permutations": 100,
+                              "meta.n_resamples": 100})
+    result = run_snakemake(tmp_path, "--cores", "2", "dataset_mine")
+    assert result.returncode == 0, result.stderr[-3000:]
+    tables = [path for suffix in ("csv", "tsv", "md") for path in (tmp_path / "results/mine").rglob(f"*.{suffix}")]
+    assert len(tables) > 30
+    assert {path.name: unescaped_formulas(path) for path in tables if unescaped_formulas(path)} == {}
+    escaped = {name: "'" + name for name in (FORMULA_SYSTEM, FORMULA_CRITERION)}
+    tab4 = (tmp_path / "results/mine/computed/tables/tab4_system_means.csv").read_text()
+    assert all(text in tab4 for text in ['"\'=HYPERLINK(""http:x"",""y"")"', "'=1+1"]), tab4[:300]
+    assert escaped[FORMULA_SYSTEM] in (tmp_path / "results/mine/computed/tables/tab4_system_means.md").read_text()
+    # Read back, the names are the users' again.
+    means = read_table(tmp_path / "results/mine/computed/system_means.csv", ["system", "criterion"])
+    assert FORMULA_SYSTEM in set(means["system"]) and FORMULA_CRITERION in set(means["criterion"])
+    ratings = read_table(tmp_path / "results/mine/data/rater_ratings.csv", ["story_id", "rater"])
+    assert FORMULA_RATER in set(ratings["rater"]) and any(ratings["story_id"].str.startswith(f"{FORMULA_ID}-"))
+
+
+# Careless own tables: each message names the real cause, the file, the row and a fix that works.
+OWN = {"story_id": "id", "prompt": "prompt", "system": "model", "story": "text", "reference": "human_story",
+       "rater": "annotator", "criteria": {"Fluency": "fluency", "Plot": "plot_score", "Delight": "delight"}}
+
+
+def own_table(tmp_path, frame, name="mine.csv", columns=OWN, **entry):
+    """`frame` written as `name` (CSV unless `sep`), read as dataset mine."""
+    from storyeval.datasets import describe
+
+    frame.to_csv(tmp_path / name, index=False, sep=entry.pop("sep", ","))
+    return describe({"kind": "table", "columns": columns, **entry}, "mine").load(tmp_path / name, "mine")
+
+
+def with_rating(value, column="fluency", row=3):
+    from storyeval.examples import rated_stories
+
+    frame = rated_stories(prompts=4).astype({column: object})
+    frame.loc[row, column] = value
+    return frame
+
+
+def test_a_semicolon_file_with_decimal_commas_says_so_and_reads_with_its_keys(tmp_path):
+    frame = with_rating("4,5")
+    with pytest.raises(InputError) as error:
+        own_table(tmp_path, frame, sep=";")
+    assert one_line(error, "dataset mine: ", "mine.csv: the delimiter is ';', not ',' (line 1, the header, has 9 "
+                    "columns at ';' and 1 at ','); fix: add delimiter: \";\" to datasets.mine, or re-export the file "
+                    "with ',' between cells")
+    with pytest.raises(InputError) as error:
+        own_table(tmp_path, frame, sep=";", delimiter=";")
+    assert one_line(error, "mine.csv: '4,5' in column 'fluency', data row 4, has a decimal comma (1 such cells); "
+                    "fix: add decimal: \",\" to the dataset's entry, or re-export the file with decimal points")
+    data = own_table(tmp_path, frame, sep=";", delimiter=";", decimal=",")
+    rated = data.ratings.set_index(["story_id", "criterion", "worker"])["rating"]
+    assert rated[(frame.loc[3, "id"], "Fluency", frame.loc[3, "annotator"])] == 4.5
+    with pytest.raises(InputError, match=r"the delimiter is '\\t', not ',' .*fix: add delimiter: \"\\t\" to "):
+        own_table(tmp_path, frame, sep="\t")  # a TSV named .csv
+
+
+def test_the_delimiter_and_decimal_keys_are_checked_by_the_schema():
+    import yaml
+
+    from storyeval.config import check_config
+
+    for key, value in (("delimiter", ";;"), ("decimal", "'")):
+        config = yaml.safe_load((REPO / "config.yaml").read_text())
+        config["datasets"]["mine"] = {"kind": "table", "path": "mine.csv", "sha256": "0" * 64,
+                                      "columns": {"story_id": "id", "story": "text"}, key: value}
+        with pytest.raises(InputError, match=rf"config.yaml datasets.mine.{key}: config rejected, {value!r} is not "
+                                             "one of"):
+            check_config(config, SCHEMA, ConfigSources())
+
+
+@pytest.mark.parametrize("value, what", [("inf", "is non-finite, which no rating is"),
+                                         ("-Infinity", "is non-finite, which no rating is"),
+                                         ("nan", "is non-finite, which no rating is"),
+                                         ("1e308", "is beyond 1e+100 in size, which no rating is")])
+def test_non_finite_and_absurd_ratings_are_refused_without_a_numpy_warning(tmp_path, value, what):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a numpy RuntimeWarning fails the test
+        for integer in (False, True):
+            with pytest.raises(InputError) as error:
+                own_table(tmp_path, with_rating(value), integer=integer)
+            assert one_line(error, f"mine.csv: '{value}' in column 'fluency', data row 4, {what} (1 such cells); fix: ")
+
+
+def test_ratings_without_a_scale_are_stated_and_an_outlier_warned(tmp_path):
+    from storyeval.text.fit import fit_to_data
+
+    frame = with_rating("2e6")
+    data = own_table(tmp_path, frame)
+    _, notes = fit_to_data(data)
+    ratings = frame[["fluency", "plot_score", "delight"]].astype(float)
+    ranges = ", ".join(f"{name} {ratings[column].min():g} to {ratings[column].max():g}"
+                       for name, column in OWN["criteria"].items())
+    assert notes[-1] == (f"ratings with no declared scale: {ranges} (declare datasets.mine.scale: [min, max] to have "
+                        "every rating checked)")
+    low, high = np.percentile(ratings["fluency"], [25, 75])
+    assert ratings["fluency"].max() == 2e6 and high + 1000 * (high - low) < 2e6  # the bulk is 1-5
+    assert data.warning == (
+        f"warning: dataset mine: {tmp_path / 'mine.csv'} data row 4: rating 2e+06 on 'Fluency' lies over 1,000 "
+        f"interquartile ranges outside the bulk of its ratings (quartiles {low:g} and {high:g}; 1 such ratings): "
+        "correlations and means include it; fix: correct it, or declare datasets.mine.scale: [min, max] to have "
+        "ratings outside it refused")
+    assert own_table(tmp_path, with_rating("500")).warning is None  # far, but within 1,000 ranges of the bulk
+    declared = own_table(tmp_path, with_rating("5"), scale=[1, 5])
+    assert declared.notes == () and declared.warning is None
+
+
+def test_the_workflow_states_the_range_and_warns_once(tmp_path, hanna_mirror):
+    path = tmp_path / "mine.csv"
+    with_rating("2e6").to_csv(path, index=False)
+    entry = {"kind": "table", "path": "mine.csv", "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+             "columns": OWN, "metrics": ["textstats"]}
+    make_workdir(tmp_path, **{"datasets.mine": entry})
+    result = run_snakemake(tmp_path, "--cores", "1", "results/mine/data/texts.parquet")
+    assert result.returncode == 0, result.stderr[-3000:]
+    said = [line for line in result.stderr.splitlines() if line.startswith("storyeval: ")]
+    assert sum("ratings with no declared scale: " in line and "Fluency 1 to 2e+06" in line for line in said) == 1
+    assert sum(line.startswith("storyeval: warning: dataset mine: mine.csv data row 4: rating 2e+06") for line in
+               said) == 1
+
+
+def test_an_empty_own_file_is_named_as_empty(tmp_path):
+    from storyeval.datasets import describe
+
+    for suffix in ("csv", "parquet"):
+        (tmp_path / f"mine.{suffix}").write_bytes(b"")
+        with pytest.raises(InputError) as error:
+            describe({"kind": "table", "columns": OWN}, "mine").load(tmp_path / f"mine.{suffix}", "mine")
+        assert one_line(error, f"mine.{suffix}: the file is empty (0 bytes); fix: export the rated stories into it, "
+                        "a header row first, or correct datasets.mine.path")
+        assert "fetch" not in str(error.value)
+
+
+def test_a_story_id_given_twice_names_the_id_and_both_rows(tmp_path):
+    from storyeval.examples import rated_stories
+
+    frame = rated_stories(prompts=2).drop_duplicates("id").drop(columns="annotator")
+    twice = pd.concat([frame, frame.iloc[[1]].assign(text="Another text.")], ignore_index=True)
+    with pytest.raises(InputError) as error:
+        own_table(tmp_path, twice, columns={key: value for key, value in OWN.items() if key != "rater"})
+    assert one_line(error, "mine.csv: story id 'p00-beta' is on data rows 2 and 11; fix: one row per story, or name "
+                    "the rater column under datasets.mine.columns.rater")
+
+
+@pytest.mark.parametrize("criteria, fix", [(["a/b", "a-b"], "criterion 'a/b' is not a safe name (no / \\ .. or "
+                                            "control characters, at most 200 characters, some letter or digit), "
+                                            "datasets.mine.columns.criteria; fix: rename it, e.g. a-b 2"),
+                                           (["a-b", "A B", "a b 2"], "criterion names 'a-b' and 'A B' both become "
+                                            "'a-b' in file names, datasets.mine.columns.criteria; fix: rename one, "
+                                            "e.g. A B 3")])
+def test_a_suggested_rename_collides_with_no_other_criterion(tmp_path, criteria, fix):
+    from storyeval.examples import rated_stories
+
+    frame = rated_stories(prompts=2).assign(**{name: 3 for name in criteria})
+    frame.loc[0, criteria] = 4
+    with pytest.raises(InputError) as error:
+        own_table(tmp_path, frame, columns={**OWN, "criteria": criteria})
+    assert one_line(error, fix)
+
+
+def test_a_read_only_results_folder_is_one_line_before_any_job(tmp_path, hanna_mirror):
+    """Start-up names the folder and the fix (root runs without the capability to write past permissions)."""
+    import shutil
+
+    from storyeval.examples import rated_stories
+
+    rated_stories(prompts=2).to_csv(tmp_path / "mine.csv", index=False)
+    entry = {"kind": "table", "path": "mine.csv", "columns": OWN, "metrics": ["textstats"],
+             "sha256": hashlib.sha256((tmp_path / "mine.csv").read_bytes()).hexdigest()}
+    make_workdir(tmp_path, **{"datasets.mine": entry})
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results").chmod(0o555)
+    unprivileged = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root writes past permissions, and setpriv is absent to drop that capability")
+        unprivileged = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]
+    result = subprocess.run([*unprivileged, SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(tmp_path),
+                             "--workflow-profile", "none", "--cores", "1", "results/mine/data/texts.parquet"],
+                            cwd=tmp_path, env=dict(os.environ, MPLBACKEND="Agg"), capture_output=True, text=True,
+                            timeout=600)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert ("results: results is not writable (Permission denied), and the run writes its outputs under results; "
+            "fix: make it writable (chmod -R u+w results), or run in a directory you can write (snakemake "
+            "--directory DIR)") in said, said[-3000:]
+    assert "OSError" not in said and not (tmp_path / "logs").exists()
+    (tmp_path / "results").chmod(0o755)

@@ -254,7 +254,7 @@ def test_per_rater_lists_must_align(tmp_path):
 
 def test_degenerate_shapes_get_a_sentence_or_one_line(tmp_path):
     def fitted(frame):
-        return fit_to_data(load(frame, tmp_path))
+        return fit_to_data(load(frame, tmp_path, scale=[1, 5]))  # declared: no range phrase
 
     data, notes = fitted(rated_stories(prompts=4, systems=("solo",)))
     assert data.texts["system"].isna().all() and notes == [

@@ -27,6 +27,7 @@ from storyeval.data.load import needs_exact_means, reanalysis_recomputes
 from storyeval.data.registry import resolve_metrics
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
+from storyeval.io import markdown_table
 from storyeval.stats.correlation import COEFFICIENTS, authors_means, merge_float_ties
 from storyeval.stats.kendall import kendall
 from storyeval.stats.reanalysis import mendras_nietge
@@ -753,5 +754,5 @@ def markdown(table: pd.DataFrame, notes: list[str]) -> str:
     return (
         f"# Reproduction audit\n\n**{headline(table)}.**\n\n{tally} (paper-exact profile; default settings: "
         f"{', '.join(f'{status}: {n}' for status, n in table['default_status'].value_counts().items())}).\n\n"
-        f"## Findings\n\n{head}\n\n## Every printed number\n\n{table.to_markdown(index=False)}\n"
+        f"## Findings\n\n{head}\n\n## Every printed number\n\n{markdown_table(table)}\n"
     )

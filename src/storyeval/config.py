@@ -22,7 +22,8 @@ from storyeval.errors import InputError
 from storyeval.metrics import catalog
 
 SOURCES = ("hanna", "storyer", "s3")
-TABLE_KEYS = ("path", "url", "files", "sha256", "format", "encoding", "columns")  # kind table only
+# Kind table only.
+TABLE_KEYS = ("path", "url", "files", "sha256", "format", "encoding", "delimiter", "decimal", "columns")
 
 
 @dataclass(frozen=True)

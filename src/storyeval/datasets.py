@@ -113,7 +113,8 @@ def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
     criteria = table_criteria(entry)
     texts = {"story"} | {key for key in ("prompt", "reference") if columns.get(key)}
     load = partial(loaders.load_table, columns=columns, parts=entry.get("files"), file_format=entry.get("format"),
-                   encoding=entry.get("encoding"), layout=layout, scale=scale, integer=bool(entry.get("integer")))
+                   encoding=entry.get("encoding"), layout=layout, scale=scale, integer=bool(entry.get("integer")),
+                   delimiter=entry.get("delimiter"), decimal=entry.get("decimal", "."))
     per_rater = any(isinstance(value, list) for value in layouts.criterion_columns(columns).values())
     rated = bool(criteria) or layout == "long"  # layout long: the criterion column's values, read from the file
     raters = (bool(columns.get("rater")) or per_rater) and rated

@@ -7,6 +7,7 @@ import functools
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -26,17 +27,63 @@ def _atomic(path: str | Path, write) -> None:
     os.replace(tmp, path)
 
 
-def write_csv(frame: pd.DataFrame, path: str | Path, float_format: str | None = FLOAT_FORMAT) -> None:
-    """`float_format` None: every float to the last bit (repr; read it back with read_table's round_trip)."""
-    _atomic(path, lambda tmp: frame.to_csv(tmp, index=False, float_format=float_format, lineterminator="\n"))
+# Spreadsheet formulas (CSV injection, OWASP): a text cell a spreadsheet would evaluate starts with one of these.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+ESCAPE = "'"  # OWASP's prefix: the cell is text; a cell that starts with it gets one more, so reading undoes each
+_NUMBER = r"[+-]?(?:\d+\.?\d*|\.\d+|inf)(?:[eE][+-]?\d+)?"
+# A number, or a number and its interval ("-0.50 [-0.62, -0.30]"), as text: no letters, nothing a spreadsheet calls.
+NUMBER_TEXT = re.compile(rf"{_NUMBER}(?: [\[(]{_NUMBER}(?:, {_NUMBER})*[\])])?")
+
+
+def escape_cell(value: object) -> object:
+    """`value` as a spreadsheet shows it without evaluating it: text starting with a formula character (or with
+    the escape itself) prefixed by ESCAPE; numbers, and text that is a number, stay as they are."""
+    if not isinstance(value, str) or not value.startswith((*FORMULA_STARTS, ESCAPE)) or NUMBER_TEXT.fullmatch(value):
+        return value
+    return ESCAPE + value
+
+
+def unescape_cell(value: object) -> object:
+    """The inverse of `escape_cell`, for text read back from a table this module wrote."""
+    return value[1:] if isinstance(value, str) and value.startswith(ESCAPE) else value
+
+
+def _texts(frame: pd.DataFrame, cell) -> pd.DataFrame:
+    """`frame` with `cell` applied to its column names and to every cell of its text columns."""
+    frame = frame.copy()
+    for position, values in enumerate(frame.dtypes):
+        if pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values) or isinstance(
+                values, pd.CategoricalDtype):
+            frame.isetitem(position, frame.iloc[:, position].astype(object).map(cell))
+    frame.columns = [cell(column) for column in frame.columns]
+    return frame
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """`frame` as every CSV, TSV and Markdown table storyeval writes holds it: names users give (a system
+    `=HYPERLINK(...)`, a criterion `=1+1`) escaped as text (`escape_cell`), so that a spreadsheet opening the
+    file runs nothing; `read_table` undoes it."""
+    return _texts(frame, escape_cell)
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path, float_format: str | None = FLOAT_FORMAT, sep: str = ",") -> None:
+    """`float_format` None: every float to the last bit (repr; read it back with read_table's round_trip).
+    Text cells are spreadsheet-safe (`spreadsheet_safe`); `sep` "\t" writes TSV."""
+    _atomic(path, lambda tmp: spreadsheet_safe(frame).to_csv(tmp, index=False, float_format=float_format,
+                                                            lineterminator="\n", sep=sep))
 
 
 def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
     _atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
+def markdown_table(frame: pd.DataFrame) -> str:
+    """`frame` as a Markdown table, its text cells spreadsheet-safe (a table pasted into a spreadsheet)."""
+    return spreadsheet_safe(frame).to_markdown(index=False)
+
+
 def write_markdown(frame: pd.DataFrame, path: str | Path, title: str) -> None:
-    text = f"# {title}\n\n{frame.to_markdown(index=False)}\n"
+    text = f"# {title}\n\n{markdown_table(frame)}\n"
     _atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 
@@ -64,16 +111,18 @@ def read_parquet(path: str | Path, columns: list[str] | None = None) -> pd.DataF
         raise damaged(path, "workflow file", error) from error
 
 
-def read_table(path: str | Path, required: list[str], round_trip: bool = False) -> pd.DataFrame:
-    """Read a CSV or parquet table the workflow wrote and check that it has the `required` columns (a damaged
-    one: `damaged`). `round_trip`: CSV floats parsed to the bit that their repr wrote (pandas' default parser may
-    miss the last bit of a 17-digit number)."""
+def read_table(path: str | Path, required: list[str], round_trip: bool = False, sep: str = ",") -> pd.DataFrame:
+    """Read a CSV (TSV: `sep` "\t") or parquet table that storyeval wrote, its text cells unescaped
+    (`spreadsheet_safe`), and check that it has the `required` columns (a damaged one: `damaged`). `round_trip`:
+    CSV floats parsed to the bit that their repr wrote (pandas' default parser may miss the last bit of a 17-digit
+    number)."""
     path = Path(path)
     if path.suffix == ".parquet":
         frame = read_parquet(path)
     else:
         try:
-            frame = pd.read_csv(path, float_precision="round_trip" if round_trip else None)
+            frame = _texts(pd.read_csv(path, float_precision="round_trip" if round_trip else None, sep=sep),
+                           unescape_cell)
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as error:
             raise damaged(path, "workflow file", error) from error
     missing = [column for column in required if column not in frame.columns]

@@ -20,6 +20,7 @@ from storyeval.errors import InputError
 MAX_LINE = 16 * 2**20  # bytes of one line of a text file
 MAX_FIELD = 2**20  # characters of one cell: a story, a prompt, a score list
 MAX_NAME = 200  # characters of a name that outputs repeat: a system, a criterion, a rater, a story id
+ABSURD = 1e100  # no score or rating is this large; an edited or broken file is (released: a warning; own: refused)
 
 
 def check_lines(raw: bytes, label: str, fix: str = "repair or re-export the file") -> None:

@@ -18,7 +18,7 @@ import numpy as np
 from storyeval.criteria import CRITERIA
 from storyeval.data.registry import build_registry, slugify
 from storyeval.errors import InputError
-from storyeval.limits import MAX_NAME
+from storyeval.limits import ABSURD, MAX_NAME
 
 if TYPE_CHECKING:  # storyeval.config imports the loaders, which check names here
     from storyeval.config import ConfigSources
@@ -29,7 +29,6 @@ LABEL = re.compile(r"[^\x00-\x1f\x7f/\\]+")  # a display name (criterion, system
 # them although the released score set cannot hold them.
 COMPUTED_ONLY = frozenset({"perplexity", "summaqa-f1", "storyer-preference",
                            *(f"storyer-aspect-{k}" for k in range(1, 11))})
-ABSURD = 1e100  # no score or rating is this large; an edited or broken file is
 SCALE = (1, 5)  # HANNA's criteria: 5-point Likert
 
 
@@ -82,17 +81,31 @@ def check_labels(labels: Iterable[str], what: str, key: str, sources: ConfigSour
     def refuse(what_: str, fix: str) -> InputError:
         return sources.refuse(key, what_, fix) if sources else InputError(f"{source}: {what_}, {key}; fix: {fix}")
 
+    labels = list(labels)
+
+    def others(label: object) -> set[str]:  # the slugs a rename of `label` must avoid
+        return {slugify(other) for other in labels if isinstance(other, str) and other != label}
+
     slugs: dict[str, str] = {}
     for label in labels:
         if not (isinstance(label, str) and LABEL.fullmatch(label) and len(label) <= MAX_NAME and slugify(label)
                 and ".." not in label):
             raise refuse(f"{what} {str(label)[:60]!r} is not a safe name (no / \\ .. or control characters, at "
                          f"most {MAX_NAME} characters, some letter or digit)",
-                         f"rename it, e.g. {suggest(str(label)[:60])}")
+                         f"rename it, e.g. {unused(suggest(str(label)[:60]), others(label))}")
         other = slugs.setdefault(slugify(label), label)
         if other != label:
             raise refuse(f"{what} names {other!r} and {label!r} both become {slugify(label)!r} in {into}",
-                         f"rename one, e.g. {label} 2")
+                         f"rename one, e.g. {unused(label, others(label) | {slugify(label)})}")
+
+
+def unused(name: str, slugs: set[str]) -> str:
+    """`name`, or `name 2`, `name 3`...: the first whose slug is none of `slugs` (a rename that collides with no
+    other name)."""
+    candidate, number = name, 2
+    while slugify(candidate) in slugs:
+        candidate, number = f"{name} {number}", number + 1
+    return candidate
 
 
 def check_known(names: Iterable[str], known: Iterable[str], key: str, what: str, sources: ConfigSources) -> None:

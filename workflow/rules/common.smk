@@ -117,6 +117,8 @@ def check_sources(files):
 # Files still to fetch are checked when a target needs them (pinned_entry): a dataset of one's own needs none.
 check_sources(workflow_startup.fetched(PINNED))
 startup_check(workflow_startup.check_local_tables, config, CONFIG_SOURCES)
+if not workflow.dryrun:  # a dry run writes nothing
+    startup_check(workflow_startup.check_writable, [*workflow_startup.OUTPUT_FOLDERS, RESOURCES])
 # The released scores, verified now when a copy is local: the checks on their content run before any job.
 startup_check(workflow_startup.find_released_scores, PINNED, VERIFIED, RECORDED)
 RELEASED_SCORES = VERIFIED.get(("hanna", "scores"))  # None: not local yet, the jobs check the file they fetch

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.io import log_to, read_parquet, write_parquet
+from storyeval.io import log_to, read_parquet, write_csv, write_parquet
 from storyeval.neural.shards import gather_benchmarks, gather_scores, gather_signatures
 
 log = log_to(snakemake.log[0])
@@ -21,7 +21,7 @@ if len(set(registries)) > 1:
 Path(snakemake.output.registry).write_text(registries[0])
 signature = gather_signatures([json.loads(Path(path).read_text()) for path in snakemake.input.signatures])
 Path(snakemake.output.signature).write_text(json.dumps(signature, indent=2, sort_keys=True, default=str) + "\n")
-gather_benchmarks([pd.read_csv(path, sep="\t") for path in snakemake.input.benchmarks]).to_csv(
-    snakemake.output.benchmark, sep="\t", index=False)
+write_csv(gather_benchmarks([pd.read_csv(path, sep="\t") for path in snakemake.input.benchmarks]),
+          snakemake.output.benchmark, sep="\t")
 log.info("%s@%s: %d shards, %d stories x %d columns", snakemake.wildcards.judge, snakemake.wildcards.template,
          len(snakemake.input.scores), *scores.shape)

@@ -10,6 +10,7 @@ a prompt and a system, so computed scores line up with HANNA's released ones.
 from __future__ import annotations
 
 import codecs
+import csv
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from io import StringIO
@@ -44,6 +45,8 @@ class TextDataset:
     texts: pd.DataFrame  # TEXT_COLUMNS
     human_scores: pd.DataFrame | None = None  # story_id, criterion, score (rater mean)
     ratings: pd.DataFrame | None = None  # story_id, criterion, worker, rating
+    notes: tuple[str, ...] = ()  # what start-up says of the data: phrases of the dataset's line
+    warning: str | None = None  # a start-up line of its own (storyeval.text.layouts.unscaled)
 
 
 def read_utf8_csv(path: str | Path, name: str) -> pd.DataFrame:
@@ -222,10 +225,13 @@ TABLE_TEXT_KEYS = ("story_id", "prompt_id", "prompt", "system", "story", "refere
 
 
 def read_table_file(path: str | Path, file_format: str, label: str, encoding: str | None = None,
-                    names: Sequence[str] = ()) -> pd.DataFrame:
-    """A user's CSV, TSV, JSONL or Parquet file as a frame; an unreadable file, or a line or cell over its size
-    limit (storyeval.limits; `names`: columns whose cells are names), is one InputError."""
-    frame = parse_table_file(path, file_format, label, encoding)
+                    names: Sequence[str] = (), delimiter: str | None = None, key: str = "the dataset's entry"
+                    ) -> pd.DataFrame:
+    """A user's CSV, TSV, JSONL or Parquet file as a frame; an empty or unreadable file, a CSV or TSV whose header
+    another delimiter splits into more columns, or a line or cell over its size limit (storyeval.limits;
+    `names`: columns whose cells are names), is one InputError naming the fix (`key`: the config key of the
+    file's entry)."""
+    frame = parse_table_file(path, file_format, label, encoding, delimiter, key)
     check_cells(frame, label, names)
     return frame
 
@@ -249,7 +255,27 @@ def decode_table(raw: bytes, label: str, encoding: str | None) -> str:
                          "it as UTF-8") from error
 
 
-def parse_table_file(path: str | Path, file_format: str, label: str, encoding: str | None = None) -> pd.DataFrame:
+DELIMITERS = (",", ";", "\t", "|")  # what spreadsheets export between cells (";" where the decimal mark is ",")
+
+
+def check_delimiter(text: str, delimiter: str, label: str, key: str) -> None:
+    """Refuse a CSV or TSV file whose header another of DELIMITERS splits into more columns than `delimiter`."""
+    header = text.split("\n", 1)[0]
+    columns = {candidate: len(next(csv.reader([header], delimiter=candidate))) for candidate in DELIMITERS}
+    found = max(DELIMITERS, key=columns.get)
+    if columns[found] > columns[delimiter]:
+        shown = {"\t": "\\t"}
+        raise InputError(f"{label}: the delimiter is {found!r}, not {delimiter!r} (line 1, the header, has "
+                         f"{columns[found]} columns at {found!r} and {columns[delimiter]} at {delimiter!r}); fix: add "
+                         f'delimiter: "{shown.get(found, found)}" to {key}, or re-export the file with '
+                         f"{delimiter!r} between cells")
+
+
+def parse_table_file(path: str | Path, file_format: str, label: str, encoding: str | None = None,
+                     delimiter: str | None = None, key: str = "the dataset's entry") -> pd.DataFrame:
+    if Path(path).is_file() and not Path(path).stat().st_size:
+        raise InputError(f"{label}: the file is empty (0 bytes); fix: export the rated stories into it, a header "
+                         f"row first, or correct {key}.path")
     try:
         if file_format == "parquet":
             return pd.read_parquet(path)
@@ -259,7 +285,9 @@ def parse_table_file(path: str | Path, file_format: str, label: str, encoding: s
         del raw
         if file_format == "jsonl":
             return pd.read_json(StringIO(text), lines=True, dtype=False)
-        return pd.read_csv(StringIO(text), sep="\t" if file_format == "tsv" else ",", dtype=str, keep_default_na=False)
+        delimiter = delimiter or ("\t" if file_format == "tsv" else ",")
+        check_delimiter(text, delimiter, label, key)
+        return pd.read_csv(StringIO(text), sep=delimiter, dtype=str, keep_default_na=False)
     except pd.errors.ParserError as error:
         raise InputError(
             f"{label}: not a well-formed {file_format.upper()} file ({' '.join(str(error).split())}); "
@@ -285,6 +313,8 @@ def load_table(
     layout: str = "wide",
     scale: Sequence[float] | None = None,
     integer: bool = False,
+    delimiter: str | None = None,
+    decimal: str = ".",
 ) -> TextDataset:
     """The user's own rated stories, in one file or several (`parts`, the entry's `files:`, one path each), each
     in one of `storyeval.text.layouts`' layouts.
@@ -296,11 +326,13 @@ def load_table(
     one criterion throughout (`criterion:`, its ratings in column `score`). The parts are read as one table: a
     story's texts must agree across them, no rater rates a story on a criterion twice, and every story has some
     rating on every criterion; a story's score is the mean of the ratings it has. Ratings are checked against
-    `scale` [min, max] and `integer`. Prompt ids are numbered by first appearance. Where stories have both
-    prompts and systems, each prompt must have one story of each system (the story level correlates across
-    systems within a prompt, Chhun et al. 2022). Where story_id and story name one column, the stories are
-    numbered story-1, story-2... (zero-padded to one width) in order of first appearance (a text is no name:
-    outputs repeat ids).
+    `scale` [min, max] and `integer`; without a scale, start-up states each criterion's range and warns on a
+    rating far outside the bulk (`layouts.unscaled`). A CSV's `delimiter` (default ","; TSV a tab) and the
+    ratings' `decimal` mark ("." or ",") may be set for the entry or a part. Prompt ids are numbered by first
+    appearance. Where stories have both prompts and systems, each prompt must have one story of each system (the
+    story level correlates across systems within a prompt, Chhun et al. 2022). Where story_id and story name one
+    column, the stories are numbered story-1, story-2... (zero-padded to one width) in order of first appearance
+    (a text is no name: outputs repeat ids).
     """
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     parts = list(parts or [{}])
@@ -309,7 +341,8 @@ def load_table(
                          "fix: pass one path a part, in their order")
     read = [read_part(file, name, index if parts != [{}] else None, {**columns, **(part.get("columns") or {})},
                       layout, part.get("criterion"), part.get("format", file_format), part.get("encoding", encoding),
-                      scale, integer) for index, (file, part) in enumerate(zip(paths, parts))]
+                      scale, integer, part.get("delimiter", delimiter), part.get("decimal", decimal))
+            for index, (file, part) in enumerate(zip(paths, parts))]
     files = [str(file) for file in paths]
     keys = [sorted(set(mapped) & {*TABLE_TEXT_KEYS, "rater"}) for _, _, mapped, _ in read]
     if any(other != keys[0] for other in keys):
@@ -349,16 +382,19 @@ def load_table(
         return TextDataset(name, finish(name, texts))
     check_labels(criteria, "criterion", f"datasets.{name}.columns.criteria", source=label)
     refuse_unrated(texts["story_id"], criteria, rated, label)
+    phrase, warning = layouts.unscaled(rated, files, name) if scale is None else (None, None)
+    notes = {"notes": (phrase,) if phrase else (), "warning": warning}
     scores = rated.groupby(["story_id", "criterion"], sort=True)["rating"].mean().rename("score").reset_index()
     if rated["rater"].isna().any():
-        return TextDataset(name, finish(name, texts), scores)
+        return TextDataset(name, finish(name, texts), scores, **notes)
     long = rated.rename(columns={"rater": "worker"})[["story_id", "criterion", "worker", "rating"]]
     return TextDataset(name, finish(name, texts), scores,
-                       long.sort_values(["story_id", "criterion", "worker"]).reset_index(drop=True))
+                       long.sort_values(["story_id", "criterion", "worker"]).reset_index(drop=True), **notes)
 
 
 def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, layout: str, constant: str | None,
-              file_format: str | None, encoding: str | None, scale, integer: bool):
+              file_format: str | None, encoding: str | None, scale, integer: bool, delimiter: str | None = None,
+              decimal: str = "."):
     """One file of a table dataset: its text columns by key with each data row's number `_row`, its ratings
     (`layouts.part_ratings`), its columns map by key, and the criteria its entry names."""
     label = f"dataset {name}: {path}"
@@ -368,10 +404,10 @@ def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, 
     criteria = {} if constant else layouts.criterion_columns(columns)
     names = [column for key, column in mapped.items()
              if key in ("system", "rater") or (key == "story_id" and column != mapped.get("story"))]
-    frame = read_table_file(path, table_format(path, file_format), label, encoding, names)
+    where = f"datasets.{name}" + ("" if index is None else f".files[{index}]")
+    frame = read_table_file(path, table_format(path, file_format), label, encoding, names, delimiter, where)
     if frame.empty:
         raise InputError(f"{label}: no data rows; fix: export the rated stories into the file")
-    where = f"datasets.{name}" + ("" if index is None else f".files[{index}]")
     by_criterion = [] if constant or layout == "long" else [
         (f"criteria.{criterion}", column) for criterion, value in criteria.items() for column in layouts.as_list(value)]
     for key, column in [*mapped.items(), *by_criterion]:
@@ -380,6 +416,9 @@ def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, 
                 f"{label} has no column {quoted(column)} ({where}.columns.{key}); fix: name one of its columns "
                 f"there: {', '.join(map(str, frame.columns[:12]))}"
             )
+    if decimal == ",":  # 4,5 is 4.5
+        for column in [mapped["score"]] if "score" in mapped else [column for _, column in by_criterion]:
+            frame[column] = frame[column].map(lambda cell: cell.replace(",", ".") if isinstance(cell, str) else cell)
     per_rater = any(isinstance(value, list) for value in criteria.values())
     if per_rater and "rater" in mapped and layout == "wide":
         raise InputError(f"{label}: per-rater criteria columns and a rater column ({where}.columns.rater) are two "

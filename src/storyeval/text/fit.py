@@ -67,7 +67,7 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
         notes.append("one rater, so no ICC (Tab. 3) or system means (Tab. 4)")
         ratings = None
     texts.attrs = dict(data.texts.attrs)
-    return dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings), notes
+    return dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings), notes + list(data.notes)
 
 
 def paired_note(prompts: int, systems) -> str:

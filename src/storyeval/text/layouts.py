@@ -11,8 +11,9 @@
   `columns.score`; crowdsourcing tasks export one such file per criterion.
 
 An empty cell is a rating nobody gave: raters may differ from criterion to criterion and from story to story.
-Every rating given is a finite number, inside the declared `scale` [min, max] (and an integer where
-`integer`); each failure is one line naming the file, the data row and the fix.
+Every rating given is a finite number within storyeval.limits.ABSURD in size, inside the declared `scale`
+[min, max] (and an integer where `integer`); each failure is one line naming the file, the data row and the fix.
+Without a declared scale, start-up states each criterion's range and warns on a rating far outside the bulk.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError, quoted
+from storyeval.limits import ABSURD
 
 LAYOUTS = ("wide", "long")
 RATING_COLUMNS = ["_row", "story_id", "rater", "criterion", "rating"]  # what `part_ratings` returns
@@ -40,21 +42,37 @@ def blank(values: pd.Series) -> np.ndarray:
     return (values.isna() | (values.astype(str).str.strip() == "")).to_numpy()
 
 
+NON_FINITE = ("nan", "inf", "infinity")  # what float() reads as NaN or an infinity, signs aside
+DECIMAL_COMMA = r"\s*[+-]?\d*,\d+\s*"  # 4,5: a rating written with a decimal comma
+OUTLIER = 1000  # interquartile ranges beyond the quartiles: a rating this far from the bulk is a typo or a sentinel
+
+
 def check_ratings(frame: pd.DataFrame, cells: Sequence[str], label: str, scale: Sequence[float] | None,
                   integer: bool) -> pd.DataFrame:
-    """The rating columns `cells` of `frame` as numbers (NaN where a cell is empty: no rating), each given one
-    finite, on the scale and integer where declared."""
+    """The rating columns `cells` of `frame` as numbers (NaN where a cell is empty: no rating), each one given a
+    number, finite, within storyeval.limits.ABSURD in size, on the scale and integer where declared."""
     values = pd.DataFrame({column: pd.to_numeric(frame[column], errors="coerce") for column in cells},
                           index=frame.index)
     for column in cells:
         numbers = values[column].to_numpy(dtype=float)
+        finite = np.isfinite(numbers)
+        text = frame[column].astype(str).str.strip()
         given = ~blank(frame[column])
+        words = text.str.lower().str.lstrip("+-").isin(NON_FINITE).to_numpy()
+        unread = given & ~finite & ~np.isinf(numbers) & ~words
+        comma = unread & text.str.fullmatch(DECIMAL_COMMA).to_numpy()
+        whole = np.where(finite, numbers, 0)
         problems = [
-            (given & ~np.isfinite(numbers), "is not a number",
-             "correct it, or leave the cell empty where no rating was given"),
-            (np.isfinite(numbers) & (numbers % 1 != 0) if integer else None, "is not an integer",
+            (comma, "has a decimal comma", 'add decimal: "," to the dataset\'s entry, or re-export the file with '
+             "decimal points"),
+            (unread, "is not a number", "correct it, or leave the cell empty where no rating was given"),
+            (given & ~finite, "is non-finite, which no rating is", "give the rating, or leave the cell empty "
+             "where no rating was given"),
+            (np.abs(whole) > ABSURD, f"is beyond {ABSURD:g} in size, which no rating is",
+             "correct it (declare scale: [min, max] in the dataset's entry to have every rating checked)"),
+            ((whole % 1 != 0) & finite if integer else None, "is not an integer",
              "correct it, or drop integer: true from the dataset entry"),
-            ((numbers < scale[0]) | (numbers > scale[1]) if scale else None,
+            ((whole < scale[0]) | (whole > scale[1]) if scale else None,
              f"is outside the scale [{scale[0]:g}, {scale[1]:g}]" if scale else "",
              "correct the rating, or widen the dataset's scale: [min, max]"),
         ]
@@ -65,6 +83,31 @@ def check_ratings(frame: pd.DataFrame, cells: Sequence[str], label: str, scale: 
                                  f"{rows[0] + 1}, {what} ({len(rows)} such cells); fix: {fix}")
     values[~np.isfinite(values.to_numpy(dtype=float))] = np.nan
     return values
+
+
+def unscaled(rated: pd.DataFrame, files: Sequence[str], name: str) -> tuple[str, str | None]:
+    """What start-up says of ratings whose entry declares no scale: their range per criterion (a phrase of the
+    dataset's line), and one warning line on ratings far outside their criterion's bulk (beyond OUTLIER
+    interquartile ranges from the quartiles; where the quartiles meet, |median| or 1 stands for the range), or
+    None. `rated`: `part_ratings`' rows with `_file`, the index into `files`."""
+    ranges = rated.groupby("criterion", sort=False)["rating"].agg(["min", "max"])
+    stated = ", ".join(f"{criterion} {low:g} to {high:g}" for criterion, (low, high) in ranges.iterrows())
+    phrase = (f"ratings with no declared scale: {stated}"
+              f" (declare datasets.{name}.scale: [min, max] to have every rating checked)")
+    far = []
+    for criterion, group in rated.groupby("criterion", sort=False):
+        low, median, high = np.percentile(group["rating"].to_numpy(dtype=float), [25, 50, 75])
+        spread = (high - low) or abs(median) or 1.0
+        outside = group[(group["rating"] > high + OUTLIER * spread) | (group["rating"] < low - OUTLIER * spread)]
+        far += [(row, criterion, low, high) for _, row in outside.iterrows()]
+    if not far:
+        return phrase, None
+    row, criterion, low, high = min(far, key=lambda found: (found[0]["_file"], found[0]["_row"]))
+    return phrase, (f"warning: dataset {name}: {files[row['_file']]} data row {row['_row']}: rating "
+                    f"{row['rating']:g} on {quoted(criterion)} lies over {OUTLIER:,} interquartile ranges outside "
+                    f"the bulk of its ratings (quartiles {low:g} and {high:g}; {len(far)} such ratings): "
+                    "correlations and means include it; fix: correct it, or declare "
+                    f"datasets.{name}.scale: [min, max] to have ratings outside it refused")
 
 
 def long_criteria(frame: pd.DataFrame, kind: str, criteria: Mapping[str, str], label: str) -> dict[str, str]:

@@ -5,6 +5,7 @@ key, the file that set it, the fix); what is worth saying but not fatal comes ba
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
 
@@ -85,6 +86,25 @@ def check_local_tables(config, sources: ConfigSources) -> None:
                    "if you changed the file on purpose, set sha256: to the new value")
 
 
+OUTPUT_FOLDERS = ("results", "logs", "benchmarks")  # where the rules write, relative to the working directory
+
+
+def check_writable(folders: Iterable[str | Path]) -> None:
+    """Each folder a run writes into (or, where it is not made yet, the nearest folder above it) takes a new file:
+    a read-only one is one line before any job, not Snakemake's bare OSError at the first output."""
+    for folder in folders:
+        existing = Path(folder)
+        while not existing.exists():
+            existing = existing.parent
+        try:
+            with tempfile.TemporaryFile(dir=existing):
+                pass
+        except OSError as error:
+            raise InputError(f"{folder}: {existing} is not writable ({error.strerror}), and the run writes its "
+                             f"outputs under {folder}; fix: make it writable (chmod -R u+w {existing}), or run in a "
+                             "directory you can write (snakemake --directory DIR)") from error
+
+
 def check_metric_names(config, released: pd.DataFrame | None, sources: ConfigSources) -> None:
     """A metric that config names and that neither the released scores' registry (`released`, None before the
     file is fetched: checked by the rules then) nor a computed metric has is a typo. A score set that lacks a
@@ -146,9 +166,10 @@ def fit_tables(config, datasets: Iterable[str], pinned: Pinned) -> tuple[dict[st
         entry = config["datasets"][name]
         declared = describe(entry, name)
         paths = pinned.text_sources(name)
-        found = []
+        found, warning = [], None
         if all(Path(path).is_file() for path in paths):
             data, found = load_fitted(entry, name, paths)
+            warning = data.warning
             fitted[name] = fitted_description(declared, data)
             if not declared.criteria and fitted[name].criteria:  # layout long, no columns.criteria: the file's
                 found.insert(0, f"criteria {', '.join(fitted[name].criteria)} (every value of the criterion "
@@ -157,4 +178,5 @@ def fit_tables(config, datasets: Iterable[str], pinned: Pinned) -> tuple[dict[st
         lacks = declared.lacks(reference_based) + found
         if lacks:
             notes.append(f"dataset {name}: " + "; ".join(lacks))
+        notes += [warning] if warning else []
     return fitted, notes
