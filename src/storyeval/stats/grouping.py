@@ -26,7 +26,7 @@ from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
 from storyeval.stats import kendall
 from storyeval.stats.correlation import COEFFICIENTS as BASIC
-from storyeval.stats.correlation import merge_float_ties, story_level
+from storyeval.stats.correlation import cell_means, merge_float_ties, story_level
 
 GROUPINGS = ("none", "item", "system")
 COEFFICIENTS = BASIC + kendall.VARIANTS  # "kendall" is tau-b by the fast path of correlation.py
@@ -42,7 +42,7 @@ def grouped_arrays(values: np.ndarray, grouping: str) -> np.ndarray:
     if grouping == "item":
         return np.moveaxis(values, -3, 0)
     if grouping == "system":
-        return merge_float_ties(values.mean(axis=-3))[None]
+        return merge_float_ties(cell_means(values, -3))[None]
     raise InputError(f"grouping: unknown grouping {grouping!r}; fix: choose one of {GROUPINGS}")
 
 
