@@ -31,7 +31,7 @@ def constant_columns(cube: Cube) -> list[str]:
 def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coefficients: list[str],
                       system_ties: str = "merged", kinds: tuple[str, ...] = KINDS,
                       system_backend: str = "vectorised") -> pd.DataFrame:
-    """Long table: kind, level, coefficient, x, y, r (signed), n.
+    """Long table: kind, level, coefficient, x, y, r (signed), n, items, missing.
 
     `human` None (a text set without human ratings, e.g. hanna-llm): metric x metric correlations only.
 
@@ -40,12 +40,14 @@ def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coef
     dataset without prompts or systems (WP200) is one "prompt" whose stories
     are its "systems": its story level is one correlation over all stories. `system_ties`, `system_backend`:
     how the system level treats equal means and computes (stats.correlation.system_level); `kinds`: of KINDS.
+    missing: the stories dropped from the pair's correlations because x or y has no value there.
     """
-    from storyeval.stats.correlation import LEVELS  # scipy.stats: 0.8 CPU-s that the jobs not correlating skip
+    from storyeval.stats.correlation import LEVELS, missing_pairs  # scipy.stats: 0.8 CPU-s the other jobs skip
 
     frames = []
     for kind in kinds if human is not None else ("metric_metric",):
         x, y = _pairs(kind, human, metrics)
+        missing = missing_pairs(x.values, y.values).ravel()
         for level in levels:
             for coefficient in coefficients:
                 extra = {"ties": system_ties, "backend": system_backend} if level == "system" else {}
@@ -54,7 +56,7 @@ def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coef
                 frames.append(pd.DataFrame({
                     "kind": kind, "level": level, "coefficient": coefficient,
                     "x": grid_x.ravel(), "y": grid_y.ravel(), "r": r.ravel(), "n": n.ravel().astype(int),
-                    "items": x.values.shape[1],
+                    "items": x.values.shape[1], "missing": missing,
                 }))
     return pd.concat(frames, ignore_index=True)
 

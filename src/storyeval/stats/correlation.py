@@ -57,6 +57,14 @@ def cell_means(values: np.ndarray, axis: int = 0) -> np.ndarray:
         return np.where(count > 0, np.where(present, values, 0.0).sum(axis=axis) / count, np.nan)
 
 
+def missing_pairs(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """[A, B] cells of `x` [P, S, A] and `y` [P, S, B] dropped from each pair's correlation: where either has no
+    value."""
+    px = np.isfinite(x).reshape(-1, x.shape[-1]).astype(int)
+    py = np.isfinite(y).reshape(-1, y.shape[-1]).astype(int)
+    return len(px) - px.T @ py
+
+
 def _masked_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Pearson of every column of `x` [..., n, A] with every column of `y` [..., n, B] over the items where both
     have a value: the sums each pair needs are products of the values (zeroed where missing) with the presence
@@ -150,7 +158,7 @@ def story_level(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[np.ndar
     """HANNA story level: per prompt, correlate over systems; average the prompts.
 
     `x` [P, S, A], `y` [P, S, B]. Prompts whose coefficient is NaN (a constant
-    vector) are skipped by the mean. Returns (mean r [A, B], prompts used [A, B]).
+    vector, or fewer than MIN_ITEMS systems with values) are skipped by the mean. Returns (mean r [A, B], prompts used [A, B]).
     """
     per_prompt = correlate(x, y, coefficient)
     used = np.isfinite(per_prompt).sum(axis=0)
