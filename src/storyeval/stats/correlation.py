@@ -87,18 +87,21 @@ def _masked_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _pairwise_complete(x: np.ndarray, y: np.ndarray, coefficient) -> np.ndarray:
-    """`correlate` where some values are missing: complete columns together, each column with a missing value
-    against every other column over the items both have (Spearman's ranks among those items)."""
+    """`correlate` where some values are missing: complete columns together as usual, each column with a missing
+    value against every other column over the items both have (Pearson by masked sums, the others pair by pair,
+    Spearman's ranks among those items)."""
     broadcast = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     x, y = (np.broadcast_to(v, broadcast + v.shape[-2:]) for v in (x, y))
-    if coefficient == "pearson":
-        return _masked_pearson(x, y)
     gappy_x = ~np.isfinite(x).all(axis=tuple(range(x.ndim - 1)))
     gappy_y = ~np.isfinite(y).all(axis=tuple(range(y.ndim - 1)))
     r = np.full(broadcast + (x.shape[-1], y.shape[-1]), np.nan)
     whole_x, whole_y = np.flatnonzero(~gappy_x), np.flatnonzero(~gappy_y)
     if len(whole_x) and len(whole_y):
         r[..., whole_x[:, None], whole_y[None, :]] = correlate(x[..., whole_x], y[..., whole_y], coefficient)
+    if coefficient == "pearson":
+        r[..., gappy_x, :] = _masked_pearson(x[..., gappy_x], y)
+        r[..., :, gappy_y] = _masked_pearson(x, y[..., gappy_y])
+        return r
     for a, b in zip(*np.nonzero(gappy_x[:, None] | gappy_y[None, :])):
         both = np.isfinite(x[..., a]) & np.isfinite(y[..., b])  # [..., n]
         u, v = np.where(both, x[..., a], np.nan), np.where(both, y[..., b], np.nan)
