@@ -1,11 +1,12 @@
 """A judge in mode generate that cannot answer for some stories never stops a run: its unparsable answers are NaN,
 every statistic uses the cells it has and counts the ones it dropped. A served judge (an OpenAI-compatible
 completions server on the loopback address) answers "Rating: k" for most prompts and nothing usable for chosen
-ones: judge `one` fails on one story and criterion, judge `many` on about 30 % of its prompts, decided by a hash
-of the prompt, so the failures are the same on every run."""
+ones: judge `one` fails on one story and criterion, judge `many` on 30 % of its (story, criterion) prompts, drawn
+once with a seed, so the failures are the same on every run."""
 
 import hashlib
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -18,13 +19,20 @@ from workflow_helpers import make_workdir, run_snakemake
 
 SYSTEMS = ["alpha", "beta", "gamma", "delta", "epsilon"]
 CRITERIA = {"Flow": "how smoothly the story reads", "Plot": "how interesting the plot is"}
-FAILS_ONCE = "(story p1-gamma)"  # judge `one` fails on this story's Flow only
+PROMPTS = 8
+CELLS = [(f"p{prompt}-{system}", criterion)
+         for prompt in range(PROMPTS) for system in SYSTEMS for criterion in CRITERIA]
+FAILS = {"one": {("p1-gamma", "Flow")},
+         "many": {CELLS[k] for k in np.random.default_rng(0).choice(len(CELLS), len(CELLS) * 3 // 10, replace=False)}}
 
 
 def answer(served: str, prompt: str) -> str:
+    """The served judge's answer: a rating from a hash of the prompt, or none for the (story, criterion) in
+    FAILS[served] (the story's id closes its text, the criterion's name is in the prompt)."""
+    story = re.search(r"\(story (p\d+-\w+)\)", prompt).group(1)
+    criterion = re.search(r"story.s (\w+) \(", prompt).group(1)
     digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
-    fails = (FAILS_ONCE in prompt and "Flow" in prompt) if served == "one" else digest % 10 < 3
-    return "No answer." if fails else f"Rating: {1 + digest % 5}"
+    return "No answer." if (story, criterion) in FAILS[served] else f"Rating: {1 + digest % 5}"
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +57,7 @@ def server():
     httpd.shutdown()
 
 
-def stories(prompts: int = 8) -> pd.DataFrame:
+def stories(prompts: int = PROMPTS) -> pd.DataFrame:
     rng = np.random.default_rng(5)
     rows = []
     for prompt in range(prompts):
@@ -74,6 +82,7 @@ def failing(tmp_path_factory, server, hanna_mirror):
     make_workdir(workdir, **{
         "datasets.mine": mine, "judges.models": models, "judges.mode": "generate", "judges.templates": ["tacl-1"],
         "judges.datasets.mine": {"criteria": CRITERIA}, "device": "cpu",  # config.yaml's hanna-llm stays judged
+        "stats.topk.metrics": ["Text length"],  # Fig. 8's statistic runs on this set's cubes too
     })
     result = run_snakemake(workdir, "--cores", "2", "dataset_mine")
     return workdir, result
@@ -85,7 +94,7 @@ def test_parse_failures_never_stop_a_run(failing):
     judges = workdir / "results/mine/computed/judges"
     failures = {name: json.loads((judges / f"{name}@tacl-1.signature.json").read_text())["parse_failures"]
                 for name in ("one", "many")}
-    assert failures["one"] == 1 and 0.2 < failures["many"] / 80 < 0.4, failures
+    assert failures == {"one": 1, "many": 24}  # 1 and 30 % of 40 stories x 2 criteria
     registry = pd.read_csv(workdir / "results/mine/computed/metrics.csv").set_index("slug")
     missing = {slug: int(pd.read_parquet(judges / f"{name}@tacl-1.parquet")[slug].isna().sum())
                for name in ("one", "many") for slug in registry.index if slug.startswith(f"judge-{name}-")}
@@ -117,3 +126,15 @@ def test_startup_plans_only_the_asked_datasets_judges(failing):
     said = result.stdout + result.stderr
     assert "judge many with template tacl-1 on mine" in said
     assert "on hanna-llm" not in said and "on hanna:" not in said
+
+
+def test_a_layered_config_judges_only_the_datasets_it_names(failing, tmp_path):
+    """config.yaml judges hanna, hanna-llm and mine; a --configfile naming judges.datasets mine replaces that list:
+    the dry run of `all` plans mine's judge jobs and no other dataset's."""
+    workdir, _ = failing
+    layer = tmp_path / "mine-only.yaml"
+    layer.write_text(json.dumps({"judges": {"datasets": {"mine": {"criteria": CRITERIA}}}}))
+    dry = run_snakemake(workdir, "-n", "--forceall", "--configfile", str(layer))
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert "results/mine/computed/judges/many@tacl-1.parquet" in dry.stdout
+    assert "results/hanna-llm/computed/judges" not in dry.stdout and "results/hanna/computed/judges" not in dry.stdout

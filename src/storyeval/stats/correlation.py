@@ -161,7 +161,8 @@ def story_level(x: np.ndarray, y: np.ndarray, coefficient: str) -> tuple[np.ndar
     """HANNA story level: per prompt, correlate over systems; average the prompts.
 
     `x` [P, S, A], `y` [P, S, B]. Prompts whose coefficient is NaN (a constant
-    vector, or fewer than MIN_ITEMS systems with values) are skipped by the mean. Returns (mean r [A, B], prompts used [A, B]).
+    vector, or fewer than MIN_ITEMS systems with values) are skipped by the
+    mean. Returns (mean r [A, B], prompts used [A, B]).
     """
     per_prompt = correlate(x, y, coefficient)
     used = np.isfinite(per_prompt).sum(axis=0)

@@ -27,8 +27,8 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.stats.resampling import prompt_resamples, resample_counts
 
-COLUMNS = ["metric", "criterion", "lower_is_better", "prompts", "pairs", "dropped", "human_ties", "metric_ties", "accuracy",
-           "accuracy_low", "accuracy_high", "calibrated", "calibrated_low", "calibrated_high", "epsilon"]
+COLUMNS = ["metric", "criterion", "lower_is_better", "prompts", "pairs", "dropped", "human_ties", "metric_ties",
+           "accuracy", "accuracy_low", "accuracy_high", "calibrated", "calibrated_low", "calibrated_high", "epsilon"]
 
 
 def story_pairs(values: np.ndarray) -> np.ndarray:
