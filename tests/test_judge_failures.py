@@ -2,7 +2,8 @@
 every statistic uses the cells it has and counts the ones it dropped. A served judge (an OpenAI-compatible
 completions server on the loopback address) answers "Rating: k" for most prompts and nothing usable for chosen
 ones: judge `one` fails on one story and criterion, judge `many` on 30 % of its (story, criterion) prompts, drawn
-once with a seed, so the failures are the same on every run."""
+once with a seed, so the failures are the same on every run; judge `same` always answers 3 (a constant column:
+no correlation, and no warning about it)."""
 
 import hashlib
 import json
@@ -32,6 +33,8 @@ def answer(served: str, prompt: str) -> str:
     story = re.search(r"\(story (p\d+-\w+)\)", prompt).group(1)
     criterion = re.search(r"story.s (\w+) \(", prompt).group(1)
     digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
+    if served == "same":
+        return "Rating: 3"
     return "No answer." if (story, criterion) in FAILS[served] else f"Rating: {1 + digest % 5}"
 
 
@@ -78,7 +81,7 @@ def failing(tmp_path_factory, server, hanna_mirror):
                "criteria": {"Flow": "flow", "Plot": "plot"}}
     digest = hashlib.sha256((workdir / "mine.csv").read_bytes()).hexdigest()
     mine = {"kind": "table", "path": "mine.csv", "sha256": digest, "columns": columns, "metrics": ["textstats"]}
-    models = {name: {"path": server, "served": name} for name in ("one", "many")}
+    models = {name: {"path": server, "served": name} for name in ("one", "many", "same")}
     make_workdir(workdir, **{
         "datasets.mine": mine, "judges.models": models, "judges.mode": "generate", "judges.templates": ["tacl-1"],
         "judges.datasets.mine": {"criteria": CRITERIA}, "device": "cpu",  # config.yaml's hanna-llm stays judged

@@ -183,3 +183,19 @@ def test_startup_plans_only_the_judge_jobs_of_the_dag():
     jobs = [SimpleNamespace(wildcards_dict={"dataset": "mine", "judge": "tiny", "template": "geval"}),
             SimpleNamespace(wildcards_dict={"dataset": "hanna-llm"})]
     assert judges.asked(["a note", *cost], jobs) == ["a note", cost[0]]
+
+
+def test_a_constant_column_is_no_scale_without_a_warning(recwarn):
+    metrics = gappy(18, (4, 5, 4))
+    metrics[..., 0] = 3.0
+    metrics[..., 2] = 1e9 + np.where(np.isnan(metrics[..., 2]), np.nan, 1e-8)  # equal up to rounding
+    z = permutation.standardized(metrics)
+    assert np.isnan(z[..., [0, 2]]).all() and np.nanstd(z[..., 1]) == pytest.approx(1)
+    human = np.random.default_rng(19).normal(size=(4, 5))
+    table = permutation.perm_both(human, metrics, list("abcd"), "none", "pearson", 20, seed=0)
+    intervals = permutation.boot_both(human[..., None], metrics, list("abcd"), ["h"], "item", "pearson", 20, seed=0)
+    undefined = table["metric_a"].isin(["a", "c"]) | table["metric_b"].isin(["a", "c"])
+    assert table.loc[undefined, "p"].isna().all() and table.loc[~undefined, "p"].between(0, 1).all()
+    assert (~undefined).sum() == 2  # b against d, both ways
+    assert intervals.loc[0, ["ci_low", "ci_high"]].isna().all()
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

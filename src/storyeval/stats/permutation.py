@@ -83,10 +83,17 @@ def batch_correlation(metrics: np.ndarray, human: np.ndarray, grouping: str, coe
 
 def standardized(metrics: np.ndarray) -> np.ndarray:
     """Each metric column z-scored over all P x S cells that have a value (scipy.stats.zscore), so swapped scores
-    share a scale."""
+    share a scale. A column whose values are equal up to rounding (scipy's test for catastrophic cancellation:
+    max |x - mean| < 10 eps |mean|; a judge that always answers 3) has no scale and no correlation: NaN, checked
+    first, so that scipy's "Precision loss" warning is not raised for it on every job."""
     flat = metrics.reshape(-1, metrics.shape[-1])
-    return stats.zscore(flat, axis=0, nan_policy="omit" if np.isnan(flat).any() else "propagate").reshape(
-        metrics.shape)
+    present = ~np.isnan(flat)
+    mean = cell_means(flat)
+    spread = np.where(present, np.abs(flat - mean), 0.0).max(axis=0)
+    varied = spread >= 10 * np.finfo(float).eps * np.abs(mean)
+    z = np.full(flat.shape, np.nan)
+    z[:, varied] = stats.zscore(flat[:, varied], axis=0, nan_policy="omit" if not present.all() else "propagate")
+    return z.reshape(metrics.shape)
 
 
 def pair_columns(z: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -171,7 +178,8 @@ def perm_both(
     `metrics` [P, S, M] oriented higher-is-better (bootstrap.oriented). `early_stop` (early_min,
     early_max), e.g. (0.02, 0.5) as mt-metrics-eval, is checked after every `block` permutations.
     Returns metric_a, metric_b, r_a, r_b, delta (r_a - r_b), p (H1: a correlates better; (k + 1) / (n + 1),
-    `permutation_p`), permutations (n), p_min (1 / (n + 1): the smallest p those permutations can give).
+    `permutation_p`; NaN where delta is), permutations (n), p_min (1 / (n + 1): the smallest p those
+    permutations can give).
     """
     human = np.asarray(human, dtype=float)[..., None]
     metrics = np.asarray(metrics, dtype=float)
@@ -229,7 +237,9 @@ def perm_both(
             "r_a": np.concatenate([r[first], r[second]]),
             "r_b": np.concatenate([r[second], r[first]]),
             "delta": np.concatenate([delta, -delta]),
-            "p": permutation_p(np.concatenate([at_least, at_most]), np.tile(used, 2)),
+            # an undefined delta (a column without a correlation: constant, or too few cells) has no test
+            "p": np.where(np.isnan(np.concatenate([delta, delta])), np.nan,
+                          permutation_p(np.concatenate([at_least, at_most]), np.tile(used, 2))),
             "permutations": np.tile(used, 2),
             "p_min": permutation_p(0, np.tile(used, 2)),
         }
