@@ -186,12 +186,12 @@ def test_startup_plans_only_the_judge_jobs_of_the_dag():
 
 
 def test_a_constant_column_is_no_scale_without_a_warning(recwarn):
-    metrics = gappy(18, (4, 5, 4))
+    metrics = gappy(18, (5, 5, 4))
     metrics[..., 0] = 3.0
     metrics[..., 2] = 1e9 + np.where(np.isnan(metrics[..., 2]), np.nan, 1e-8)  # equal up to rounding
     z = permutation.standardized(metrics)
     assert np.isnan(z[..., [0, 2]]).all() and np.nanstd(z[..., 1]) == pytest.approx(1)
-    human = np.random.default_rng(19).normal(size=(4, 5))
+    human = np.random.default_rng(19).normal(size=(5, 5))
     table = permutation.perm_both(human, metrics, list("abcd"), "none", "pearson", 20, seed=0)
     intervals = permutation.boot_both(human[..., None], metrics, list("abcd"), ["h"], "item", "pearson", 20, seed=0)
     undefined = table["metric_a"].isin(["a", "c"]) | table["metric_b"].isin(["a", "c"])
