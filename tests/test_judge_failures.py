@@ -9,6 +9,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
@@ -87,7 +88,9 @@ def failing(tmp_path_factory, server, hanna_mirror):
         "judges.datasets.mine": {"criteria": CRITERIA}, "device": "cpu",  # config.yaml's hanna-llm stays judged
         "stats.topk.metrics": ["Text length"],  # Fig. 8's statistic runs on this set's cubes too
     })
+    start = time.perf_counter()
     result = run_snakemake(workdir, "--cores", "2", "dataset_mine")
+    print(f"dataset_mine with failing judges: rc {result.returncode}, {time.perf_counter() - start:.0f} s")
     return workdir, result
 
 
@@ -102,6 +105,7 @@ def test_parse_failures_never_stop_a_run(failing):
     missing = {slug: int(pd.read_parquet(judges / f"{name}@tacl-1.parquet")[slug].isna().sum())
                for name in ("one", "many") for slug in registry.index if slug.startswith(f"judge-{name}-")}
     assert sum(missing.values()) == sum(failures.values())
+    print("parse failures", failures, "missing cells per judge column", missing)
     # each statistic says what it dropped: the failures of the judge column (and none of the metrics')
     for name, column in (("correlations", "x"), ("topk", "metric"), ("bootstrap_f1", "metric")):
         table = pd.read_csv(workdir / f"results/mine/computed/{name}.csv")
