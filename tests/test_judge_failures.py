@@ -117,6 +117,11 @@ def test_parse_failures_never_stop_a_run(failing):
     assert set(meta.loc[meta["missing"] > 0, "metric"]) == {slug for slug, n in missing.items() if n}
     logs = "".join(path.read_text() for path in (workdir / "logs").rglob("*.log"))
     assert "cells without a value (NaN), each statistic uses the cells it has" in logs
+    # and the report's pages say it beside the figure or table
+    page = (workdir / "results/mine/computed/report/fig26_bootstrap_f1.html").read_text()
+    assert "Stories without a value, left out of the statistic" in page and "many Flow (tacl-1) " in page
+    meta_pages = [path.read_text() for path in (workdir / "results/mine/computed/report").glob("*meta_best*.html")]
+    assert meta_pages and all("Stories without a value" in text for text in meta_pages)
 
 
 def test_no_runtime_warnings_and_the_signature_names_dtype_and_device(failing):

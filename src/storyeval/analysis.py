@@ -139,6 +139,25 @@ def metric_criterion_table(correlations: pd.DataFrame, registry: pd.DataFrame) -
     return table.merge(registry[kept], left_on="x", right_on="slug").drop(columns="slug")
 
 
+DROPPED = {"missing": "Stories without a value", "dropped": "Story pairs with a side without a value"}
+
+
+def missing_note(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric", count: str = "missing") -> str:
+    """The sentence a page adds where a statistic dropped cells (`frame`'s column `count`, of DROPPED, per
+    `column`: a judge's unparsable answers, a metric without a value for a story); "" where none was dropped."""
+    if count not in frame:
+        return ""
+    own = frame[frame["kind"] != "metric_metric"] if "kind" in frame else frame  # a pair's count holds both sides'
+    counts = own.groupby(column, sort=False)[count].max()
+    counts = counts[counts > 0]
+    if counts.empty:
+        return ""
+    labels = marked_labels(registry)
+    listed = ", ".join(f"{labels.get(name, name)} {int(value)}" for name, value in counts.items())
+    return (f"{DROPPED[count]}, left out of the statistic (docs/statistics.md, missing cells; column {count} of "
+            f"the CSV): {listed}.")
+
+
 def with_labels(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric") -> pd.DataFrame:
     """Insert the display label of each slug in `column` right after it (degenerate releases marked †)."""
     labels = marked_labels(registry)
