@@ -128,7 +128,7 @@ for name, spec in params.figures.items():
                            snakemake.params.facts)
     if spec["kind"] in DRAWN:
         key, column = DRAWN[spec["kind"]]
-        note = missing_note(read_table(snakemake.input[key], [column, "missing"]), table("registry"), column)
+        note = missing_note(read_table(snakemake.input[key], [column]), table("registry"), column)
         caption += f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
     write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
                       caption, degenerate)
