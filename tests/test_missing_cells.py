@@ -199,3 +199,12 @@ def test_a_constant_column_is_no_scale_without_a_warning(recwarn):
     assert (~undefined).sum() == 2  # b against d, both ways
     assert intervals.loc[0, ["ci_low", "ci_high"]].isna().all()
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_column_constant_where_it_has_values_is_named_constant():
+    from storyeval.analysis import constant_columns
+    from storyeval.data.scoreset import Cube
+
+    values = gappy(20, (6, 4, 3))
+    values[..., 2] = np.where(np.isnan(values[..., 2]), np.nan, 3.0)  # a judge that answers 3 when it answers
+    assert constant_columns(Cube(values, list(range(6)), list("ABCD"), list("abc"))) == ["c"]

@@ -23,9 +23,12 @@ def _pairs(kind: str, human: Cube, metrics: Cube) -> tuple[Cube, Cube]:
 
 
 def constant_columns(cube: Cube) -> list[str]:
-    """The names of `cube`'s variables that take one value on every story: they have no correlation (NaN)."""
+    """The names of `cube`'s variables that take one value on every story that has one: they have no correlation
+    (NaN)."""
     values = cube.values.reshape(-1, cube.values.shape[-1])
-    return [name for name, spread in zip(cube.names, np.ptp(values, axis=0)) if spread == 0]
+    present = ~np.isnan(values)  # the cells that have a value
+    spread = np.where(present, values, -np.inf).max(axis=0) - np.where(present, values, np.inf).min(axis=0)
+    return [name for name, width in zip(cube.names, spread) if width == 0]
 
 
 def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coefficients: list[str],
