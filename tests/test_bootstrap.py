@@ -88,7 +88,7 @@ def test_f1_against_sklearn_and_labels_view():
     truth, predicted = bootstrap_labels(human, metrics, ["higher"] * 3, 100, seed=9)
     expected = f1_score(truth[:, 1], predicted[:, 2], average="weighted", zero_division=0)
     assert table.set_index(["metric", "criterion"]).f1[("c", "y")] == pytest.approx(expected)
-    assert list(table.columns) == ["metric", "criterion", "f1"] and len(table) == 6
+    assert list(table.columns) == ["metric", "criterion", "f1", "missing"] and len(table) == 6
     view = label_table(truth, [f"s{i}" for i in range(6)], ["x", "y"])
     assert len(view) == 30 and view.iloc[16][["system_1", "system_2", "variable"]].tolist() == ["s0", "s2", "y"]
     assert view.iloc[16].label == truth[1, 1]
@@ -110,8 +110,8 @@ def test_bad_input():
     values = np.zeros((5, 3, 2))
     with pytest.raises(InputError, match="confidence"):
         pairwise_labels(values, 10, 0, confidence=0.4)
-    values[0, 0, 0] = np.nan
-    with pytest.raises(InputError, match="finite"):
+    values[0, 0, 0] = np.inf  # a missing value (NaN) is dropped (test_missing_cells.py); an infinite one refused
+    with pytest.raises(InputError, match="infinite"):
         pairwise_labels(values, 10, 0)
     with pytest.raises(InputError, match="direction"):
         bootstrap_labels(np.zeros((5, 3, 1)), np.zeros((5, 3, 2)), ["higher", "worse"])

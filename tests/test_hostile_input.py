@@ -366,12 +366,15 @@ def test_api_correlations_arguments():
     scores = pd.DataFrame({"bleu": [1.0, 2.0, 3.0]}, index=["a", "b", "c"])
     human = pd.DataFrame({"Plot": [1.0, 3.0, 2.0]}, index=scores.index)
     assert len(correlations(scores, human))
+    five = pd.DataFrame({"bleu": [1.0, np.nan, 3.0, 2.0, 5.0]}, index=list("abcde"))
+    gappy = correlations(five, pd.DataFrame({"Plot": [1.0, 3.0, 2.0, 2.0, 4.0]}, index=five.index))
+    assert gappy["missing"].max() == 1  # a missing value is dropped, and counted
     cases = [
         (lambda: correlations(None), "correlations: scores is NoneType, not a DataFrame; fix: pass a story x metric"),
         (lambda: correlations(scores.assign(bleu=[1.0, np.inf, 3.0]), human),
          "correlations: scores holds inf (not a finite number) in column 'bleu', story 'b' (1 such cells); fix:"),
-        (lambda: correlations(scores, human.assign(Plot=[np.nan, 1.0, 2.0])),
-         "correlations: human holds nan (not a finite number) in column 'Plot', story 'a'"),
+        (lambda: correlations(scores, human.assign(Plot=["n/a", 1.0, 2.0])),
+         "correlations: human holds n/a (not a finite number) in column 'Plot', story 'a'"),
         (lambda: correlations(scores, human, systems="abc"), "correlations: systems is str; fix: pass a list"),
         (lambda: correlations(scores, human, systems=["x", "y"]), "correlations: 2 systems for 3 stories; fix:"),
         (lambda: correlations(scores, human, coefficients="pearson"), "correlations: coefficients 'pearson'; fix: "

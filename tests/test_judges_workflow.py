@@ -89,6 +89,7 @@ def test_the_workflow_job_equals_the_python_entry_point(judged):
     np.testing.assert_array_equal(job.to_numpy(), api.to_numpy())
     signature = json.loads((workdir / "results/mine/computed/judges/tiny@tacl-1.signature.json").read_text())
     assert signature["forward_passes"] == len(texts) * 2 and signature["parse_failures"] == 0
+    assert (signature["dtype"], signature["device"], signature["settings"]["dtype"]) == ("float32", "cpu", "auto")
 
 
 def test_startup_says_what_each_judge_job_runs(judged):

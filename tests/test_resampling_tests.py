@@ -242,8 +242,8 @@ def test_resampling_refuses_bad_input():
         permutation.perm_both(human, scores, ["a"], "none")
     with pytest.raises(InputError, match="tie-calibrated"):
         permutation.perm_both(human, scores, list("abc"), "none", "acc23")
-    with pytest.raises(InputError, match="finite"):
-        permutation.boot_both(human[..., None], scores * np.nan, list("abc"), ["h"], "none")
+    with pytest.raises(InputError, match="infinite"):  # missing (NaN) cells are dropped: test_missing_cells.py
+        permutation.boot_both(human[..., None], scores * np.inf, list("abc"), ["h"], "none")
 
 
 def test_pairwise_accuracy_equals_a_loop_over_system_pairs():

@@ -29,7 +29,7 @@ def test_rank_systems_tie_rule():
 def test_against_scipy(coefficient, scipy_function):
     human, metrics = small_case()
     table = topk_table(human, metrics, ["m1", "m2"], ["crit"], SYSTEMS, [5, 4, 3], coefficient)
-    assert list(table.columns) == ["criterion", "k", "metric", "r", "abs_r", "systems"]
+    assert list(table.columns) == ["criterion", "k", "metric", "r", "abs_r", "systems", "missing"]
     assert table.k.tolist() == [5, 5, 4, 4, 3, 3]
     assert table.systems.iloc[2] == "B;D;A;C" and table.systems.iloc[4] == "B;D;A"
     human_means = human[..., 0].mean(axis=0)

@@ -23,15 +23,18 @@ def _pairs(kind: str, human: Cube, metrics: Cube) -> tuple[Cube, Cube]:
 
 
 def constant_columns(cube: Cube) -> list[str]:
-    """The names of `cube`'s variables that take one value on every story: they have no correlation (NaN)."""
+    """The names of `cube`'s variables that take one value on every story that has one: they have no correlation
+    (NaN)."""
     values = cube.values.reshape(-1, cube.values.shape[-1])
-    return [name for name, spread in zip(cube.names, np.ptp(values, axis=0)) if spread == 0]
+    present = ~np.isnan(values)  # the cells that have a value
+    spread = np.where(present, values, -np.inf).max(axis=0) - np.where(present, values, np.inf).min(axis=0)
+    return [name for name, width in zip(cube.names, spread) if width == 0]
 
 
 def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coefficients: list[str],
                       system_ties: str = "merged", kinds: tuple[str, ...] = KINDS,
                       system_backend: str = "vectorised") -> pd.DataFrame:
-    """Long table: kind, level, coefficient, x, y, r (signed), n.
+    """Long table: kind, level, coefficient, x, y, r (signed), n, items, missing.
 
     `human` None (a text set without human ratings, e.g. hanna-llm): metric x metric correlations only.
 
@@ -40,12 +43,14 @@ def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coef
     dataset without prompts or systems (WP200) is one "prompt" whose stories
     are its "systems": its story level is one correlation over all stories. `system_ties`, `system_backend`:
     how the system level treats equal means and computes (stats.correlation.system_level); `kinds`: of KINDS.
+    missing: the stories dropped from the pair's correlations because x or y has no value there.
     """
-    from storyeval.stats.correlation import LEVELS  # scipy.stats: 0.8 CPU-s that the jobs not correlating skip
+    from storyeval.stats.correlation import LEVELS, missing_pairs  # scipy.stats: 0.8 CPU-s the other jobs skip
 
     frames = []
     for kind in kinds if human is not None else ("metric_metric",):
         x, y = _pairs(kind, human, metrics)
+        missing = missing_pairs(x.values, y.values).ravel()
         for level in levels:
             for coefficient in coefficients:
                 extra = {"ties": system_ties, "backend": system_backend} if level == "system" else {}
@@ -54,7 +59,7 @@ def correlation_table(human: Cube | None, metrics: Cube, levels: list[str], coef
                 frames.append(pd.DataFrame({
                     "kind": kind, "level": level, "coefficient": coefficient,
                     "x": grid_x.ravel(), "y": grid_y.ravel(), "r": r.ravel(), "n": n.ravel().astype(int),
-                    "items": x.values.shape[1],
+                    "items": x.values.shape[1], "missing": missing,
                 }))
     return pd.concat(frames, ignore_index=True)
 
@@ -135,6 +140,25 @@ def metric_criterion_table(correlations: pd.DataFrame, registry: pd.DataFrame) -
     table = correlations[correlations["kind"] == "metric_criterion"]
     kept = [column for column in ("slug", "order", "direction") if column in registry]
     return table.merge(registry[kept], left_on="x", right_on="slug").drop(columns="slug")
+
+
+DROPPED = {"missing": "Stories without a value", "dropped": "Story pairs with a side without a value"}
+
+
+def missing_note(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric", count: str = "missing") -> str:
+    """The sentence a page adds where a statistic dropped cells (`frame`'s column `count`, of DROPPED, per
+    `column`: a judge's unparsable answers, a metric without a value for a story); "" where none was dropped."""
+    if count not in frame:
+        return ""
+    own = frame[frame["kind"] != "metric_metric"] if "kind" in frame else frame  # a pair's count holds both sides'
+    counts = own.groupby(column, sort=False)[count].max()
+    counts = counts[counts > 0]
+    if counts.empty:
+        return ""
+    labels = marked_labels(registry)
+    listed = ", ".join(f"{labels.get(name, name)} {int(value)}" for name, value in counts.items())
+    return (f"{DROPPED[count]}, left out of the statistic (docs/statistics.md, missing cells; column {count} of "
+            f"the CSV): {listed}.")
 
 
 def with_labels(frame: pd.DataFrame, registry: pd.DataFrame, column: str = "metric") -> pd.DataFrame:

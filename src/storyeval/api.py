@@ -73,14 +73,15 @@ def id_list(values: object, count: int, what: str, name: str) -> list:
 
 
 def finite_frame(frame: object, what: str, name: str) -> pd.DataFrame:
-    """A story x column frame of finite numbers (a NaN or infinity would be dropped or dominate silently)."""
+    """A story x column frame of finite numbers or missing values (NaN, None: a judge's unparsable answer; each
+    statistic drops them and counts them); an infinity or a cell that is no number is refused."""
     if not isinstance(frame, pd.DataFrame):
         raise InputError(f"{name}: {what} is {type(frame).__name__}, not a DataFrame; fix: pass a story x "
                          f"{'metric' if what == 'scores' else 'criterion'} DataFrame (as score() returns)")
     if frame.empty:
         raise InputError(f"{name}: {what} has no rows or no columns; fix: pass at least one story and column")
     values = frame.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    bad = np.argwhere(~np.isfinite(values))
+    bad = np.argwhere(~np.isfinite(values) & ~frame.isna().to_numpy())
     if bad.size:
         row, column = bad[0]
         raise InputError(f"{name}: {what} holds {str(frame.iat[row, column])[:40]} (not a finite number) in column "

@@ -3,7 +3,8 @@
 Snakemake builds the config from the Snakefile's `configfile:` (config.yaml), then each `--configfile` in the
 order given, then `--config` values, each overriding the last (snakemake.workflow.Workflow.configfile); a
 key's origin is the last of these sources that sets it. `check_config` applies the JSON schema (one key at a
-time); `check_consistency` the constraints between keys that a schema cannot state.
+time); `check_consistency` the constraints between keys that a schema cannot state. A few keys (WHOLE) are not
+merged key by key: the last source that sets one gives all of it (`take_whole`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from storyeval.errors import InputError
 from storyeval.metrics import catalog
 
 SOURCES = ("hanna", "storyer", "s3")
-# Kind table only.
-TABLE_KEYS = ("path", "url", "files", "sha256", "format", "encoding", "delimiter", "decimal", "columns")
+# Keys a layered config gives whole: judges.datasets names who is judged, so a --configfile that judges one's own
+# dataset judges that dataset only, not also config.yaml's hanna and hanna-llm (hours with a 7B judge on a CPU).
+WHOLE = ("judges.datasets",)
+TABLE_KEYS = ("path", "url", "files", "sha256", "format", "encoding", "delimiter", "decimal", "columns")  # kind table
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,23 @@ class ConfigSources:
     def refuse(self, key: str, what: str, fix: str, *related: str) -> InputError:
         """The one-line error about `key` (and the `related` keys whose values conflict with it)."""
         return InputError(f"{self.origin(key, *related)} {key}: {what}; fix: {fix}")
+
+
+def take_whole(config: dict, sources: ConfigSources, keys: Sequence[str] = WHOLE) -> None:
+    """Set each dotted key of `keys` in `config` to the value of the last source that sets it, replacing what
+    Snakemake merged into it from the sources before (a mapping is merged key by key otherwise)."""
+    for key in keys:
+        parts = key.split(".")
+        for _, content in reversed(sources.layers):
+            if sets(content, parts):
+                value = content
+                for part in parts:
+                    value = value[part]
+                target = config
+                for part in parts[:-1]:
+                    target = target.setdefault(part, {})
+                target[parts[-1]] = value
+                break
 
 
 def read_yaml(path: str | Path) -> Mapping:

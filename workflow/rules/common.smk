@@ -23,7 +23,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from storyeval.data.fetch import sha256sum
 from storyeval.data.hanna import released_registry
-from storyeval.config import ConfigSources, check_config, check_consistency
+from storyeval.config import ConfigSources, check_config, check_consistency, take_whole
 from storyeval.errors import InputError
 from storyeval.names import check_path_names
 from storyeval.neural.placement import gpu_jobs, gpu_visible, job_threads
@@ -32,6 +32,7 @@ from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels,
 from storyeval import plan
 from storyeval.sources import module_sources
 from storyeval.workflow import analysis as workflow_analysis
+from storyeval.workflow import judges as workflow_judges
 from storyeval.workflow import metrics as workflow_metrics
 from storyeval.workflow import selection as workflow_selection
 from storyeval.workflow import shards as workflow_shards
@@ -53,6 +54,7 @@ def startup_check(check, *args):
 CONFIG_SOURCES = ConfigSources.from_workflow(
     workflow.configfiles, workflow.overwrite_configfiles, workflow.config_settings.config
 )
+take_whole(config, CONFIG_SOURCES)  # judges.datasets: the last config that names it says who is judged
 startup_check(check_config, config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", CONFIG_SOURCES)
 validate(config, "../schemas/config.schema.yaml")  # fills the schema's defaults
 startup_check(check_consistency, config, CONFIG_SOURCES)
@@ -92,7 +94,7 @@ STARTUP_NOTES = []  # said once when a run starts (onstart), not on every parse 
 
 
 def say_startup_notes():
-    for note in filter(None, STARTUP_NOTES):
+    for note in filter(None, workflow_judges.asked(STARTUP_NOTES, workflow.dag.jobs)):
         logger.info(f"storyeval: {note}")
 
 

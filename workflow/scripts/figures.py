@@ -1,8 +1,10 @@
 """Render a family of figures (figures.smk): each as PDF and PNG, and its report page."""
 
+import html
 import time
 from functools import cache
 
+from storyeval.analysis import missing_note
 from storyeval.criteria import ordered_criteria
 from storyeval.data.registry import marked_labels, present_metrics, resolve_metrics
 from storyeval.io import log_to, read_table
@@ -28,6 +30,9 @@ COLUMNS = {
     "human": ["story_id", "criterion", "score"],
 }
 CORRELATION_KINDS = {"criteria": "criteria", "metric_criteria": "metric_criterion", "metric_metric": "metric_metric"}
+# The statistic a figure kind draws: its CSV counts the cells each column dropped (column missing).
+DRAWN = {"criteria": ("correlations", "x"), "metric_criteria": ("correlations", "x"),
+         "metric_metric": ("correlations", "x"), "bootstrap_f1": ("f1", "metric"), "topk": ("topk", "metric")}
 WHAT = {"criteria": "criteria", "metric_criteria": "metrics x criteria", "metric_metric": "metrics x metrics"}
 
 
@@ -121,6 +126,10 @@ for name, spec in params.figures.items():
     saved = time.process_time()
     caption = caption_html(snakemake.input[f"caption_{figure_caption(spec)}"], snakemake.wildcards,
                            snakemake.params.facts)
+    if spec["kind"] in DRAWN:
+        key, column = DRAWN[spec["kind"]]
+        note = missing_note(read_table(snakemake.input[key], [column]), table("registry"), column)
+        caption += f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
     write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
                       caption, degenerate)
     log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,

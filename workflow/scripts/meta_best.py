@@ -1,7 +1,10 @@
 """Which LLM judge and which metric agree best with humans, per criterion and grouping: table and figure."""
 
+import html
+
 import pandas as pd
 
+from storyeval.analysis import missing_note
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots import save_figure
 from storyeval.plots.meta import best_agreement
@@ -25,6 +28,9 @@ headers, groups = meta_headers("meta_best_table", snakemake.params.facts)
 shown = readable(table, headers)  # for people: labels, three decimals; the CSV keeps every column
 write_markdown(shown, out.md, p.title)
 caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
+names = intervals.rename(columns={"metric": "slug"})[["slug", "label"]].drop_duplicates("slug")
+note = missing_note(intervals, names)  # BOOT-BOTH's count of each column's stories without a value
+caption += f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
 write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups)
 pixels = save_figure(best_agreement(table, p.coefficient, p.dpi), out.pdf, out.png, p.dpi)
 write_figure_page(out.figure_page, out.png, out.pdf, p.title, p.dpi, pixels, caption)

@@ -1,9 +1,11 @@
 """Which story of each prompt wins, per humans and per metric: pairwise accuracy with ties and its bootstrap
 interval over prompts (storyeval.stats.paired)."""
 
+import html
+
 import pandas as pd
 
-from storyeval.analysis import with_labels
+from storyeval.analysis import missing_note, with_labels
 from storyeval.data.load import load_cubes
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots.pages import caption_html, paired_view, write_table_page
@@ -27,8 +29,12 @@ title = (f"{snakemake.wildcards.dataset}: paired accuracy over {len(metrics.prom
          f"{len(metrics.systems)} systems (which story wins; {params.confidence:.0%} bootstrap CI over prompts)")
 shown = paired_view(table)
 write_markdown(shown, out.md, title)
-write_table_page(out.page, shown, title, [out.csv, out.md], caption_html(snakemake.input.caption, snakemake.wildcards),
-                 ["Criterion"])
+caption = caption_html(snakemake.input.caption, snakemake.wildcards)
+note = missing_note(table, registry, count="dropped")
+if note:
+    log.info("%s", note)
+    caption += f'\n<p class="caption">{html.escape(note)}</p>'
+write_table_page(out.page, shown, title, [out.csv, out.md], caption, ["Criterion"])
 best = table.sort_values("calibrated", ascending=False, kind="stable").groupby("criterion", sort=False).head(1)
 log.info("best tie-calibrated accuracy per criterion: %s",
          ", ".join(f"{row.criterion} {row.label} {row.calibrated:.3f}" for row in best.itertuples()))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+
+log = logging.getLogger(__name__)
+MIN_CELLS = 3  # values a column needs for any statistic: a correlation of two points is +-1 whatever the data
 
 
 @dataclass(frozen=True)
@@ -16,6 +20,11 @@ class Cube:
     prompts: list
     systems: list[str]
     names: list[str]
+
+    @property
+    def missing(self) -> np.ndarray:
+        """[K] cells without a value (NaN) per variable: what each statistic drops."""
+        return np.isnan(self.values).sum(axis=(0, 1))
 
 
 def build_cube(
@@ -27,8 +36,10 @@ def build_cube(
     systems: list[str],
     source: str,
 ) -> Cube:
-    """Pivot `long` (story_id, key, value) into [prompt, system, name]; every cell must be present, once: a story
-    with two values of a name, or two stories of one prompt and system (`analysis_stories`), is refused."""
+    """Pivot `long` (story_id, key, value) into [prompt, system, name]. A cell without a value (a judge's
+    unparsable answer, a metric without a score for a story) is NaN: each statistic uses the cells it has and
+    says how many it dropped; the count is logged here in one line. Refused: a name with fewer than MIN_CELLS
+    values, a story with two values of a name, two stories of one prompt and system (`analysis_stories`)."""
     named = long[long[key].isin(names)]
     if named.duplicated(["story_id", key]).any():
         story, name = named.loc[named.duplicated(["story_id", key]), ["story_id", key]].iloc[0]
@@ -44,15 +55,20 @@ def build_cube(
     prompts = sorted(analysed["prompt_id"].unique())
     index = pd.MultiIndex.from_product([prompts, systems, names], names=["prompt_id", "system", key])
     series = table.set_index(["prompt_id", "system", key])[value].reindex(index)
-    missing = series[series.isna()]
-    if not missing.empty:
-        prompt, system, name = missing.index[0]
-        raise InputError(
-            f"{source}: {key} {name!r} has no value for system {system!r}, prompt {prompt} "
-            f"({len(missing)} missing cells); fix: compute it for every story or drop the {key}"
-        )
-    values = series.to_numpy().reshape(len(prompts), len(systems), len(names))
-    return Cube(values, prompts, list(systems), list(names))
+    values = series.to_numpy(dtype=float).reshape(len(prompts), len(systems), len(names))
+    cube = Cube(values, prompts, list(systems), list(names))
+    missing = dict(zip(names, cube.missing.tolist()))
+    cells = len(prompts) * len(systems)
+    scarce = [name for name, count in missing.items() if cells - count < MIN_CELLS]
+    if scarce:
+        raise InputError(f"{source}: {key} {scarce[0]!r} has a value for {cells - missing[scarce[0]]} of {cells} "
+                         f"stories, fewer than the {MIN_CELLS} any statistic needs; fix: compute it (a judge: "
+                         f"look at its answers in the .details.parquet) or drop the {key}")
+    gaps = {name: count for name, count in missing.items() if count}
+    if gaps:
+        log.warning("%s: %d of %d cells without a value (NaN), each statistic uses the cells it has: %s", source,
+                    sum(gaps.values()), cells * len(names), ", ".join(f"{k} {v}" for k, v in gaps.items()))
+    return cube
 
 
 MIN_SYSTEMS = 3  # a correlation across the systems of a prompt has two points with two systems: +-1 whatever the data

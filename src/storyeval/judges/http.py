@@ -95,5 +95,7 @@ def rate_http(texts: pd.DataFrame, criteria: dict[str, str], template: Template,
     scores = details.pivot(index="story_id", columns="criterion", values="value")
     scores = scores.loc[list(texts["story_id"]), list(criteria)].rename_axis(columns=None)
     failures = int(details["value"].isna().sum())
-    run = {"forward_passes": len(prompts), "prompt_tokens": tokens, "parse_failures": failures}
+    # the server chooses the dtype and device: the signature names the server
+    run = {"forward_passes": len(prompts), "prompt_tokens": tokens, "parse_failures": failures, "dtype": "served",
+           "device": url}
     return scores, details, run

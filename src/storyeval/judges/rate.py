@@ -189,7 +189,8 @@ def rate(texts: pd.DataFrame, criteria: dict[str, str], template: Template, mode
          key: str = "judge", served: str | None = None, tokenizer: str | None = None,
          ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(scores: story_id x criterion, details: one row per story and criterion with its prompt tokens and value,
-    and what was run: forward passes, prompt tokens, parse failures) for the stories of `texts` (a text table
+    and what was run: forward passes, prompt tokens, parse failures, the dtype and device the model ran in) for
+    the stories of `texts` (a text table
     with story_id, story and what the template reads) rated on `criteria` ({name: definition}). A `model_path`
     that is a URL is a served judge (`storyeval.judges.http`: `served` model name, local `tokenizer`)."""
     if settings.mode not in MODES:
@@ -217,7 +218,8 @@ def rate(texts: pd.DataFrame, criteria: dict[str, str], template: Template, mode
     if failures:
         log.warning("%s: %d of %d answers hold no 1-5 rating (NaN, not imputed): %s", key, failures, len(details),
                     details.groupby("criterion")["value"].apply(lambda v: int(v.isna().sum())).to_dict())
-    run = {"forward_passes": len(prompts.ids), "prompt_tokens": prompts.tokens, "parse_failures": failures}
+    run = {"forward_passes": len(prompts.ids), "prompt_tokens": prompts.tokens, "parse_failures": failures,
+           "dtype": str(model.dtype).removeprefix("torch."), "device": str(model.device)}  # as run, not as asked
     return scores, details, run
 
 

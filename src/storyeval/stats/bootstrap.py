@@ -14,6 +14,8 @@ compares raw values, the authors' way).
 Floating-point ties: the same prompts summed in a different order can differ
 in the last bits, so a resampled difference within `TIE_RTOL` x the column's
 largest |value| counts as a tie (neither system wins), whatever the summation order.
+Missing cells (NaN): a system's resampled score is its mean over the drawn prompts where it has a value; a
+resample where a system has none decides nothing for its pairs.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ def system_pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
 def pairwise_labels(values: np.ndarray, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95) -> np.ndarray:
     """Labels [pairs, K] in {0, 1, 2} for `values` [P, S, K], higher = better in every column."""
     values = np.asarray(values, dtype=float)
-    if values.ndim != 3 or not np.isfinite(values).all():
+    if values.ndim != 3 or np.isinf(values).any():
         raise InputError(
-            f"pairwise_labels: values {values.shape} must be a finite [prompt, system, variable] cube; fix: "
-            "drop incomplete columns"
+            f"pairwise_labels: values {values.shape} must be a [prompt, system, variable] cube without infinite "
+            "values; fix: drop the columns that have them"
         )
     if not 0.5 < confidence <= 1 or n_resamples < 1:
         raise InputError(
@@ -51,10 +53,17 @@ def pairwise_labels(values: np.ndarray, n_resamples: int = 1000, seed: int = 0, 
     check_draws(n_resamples, n_prompts, n_systems, n_columns, "stats.n_resamples")
     counts = resample_counts(prompt_resamples(n_prompts, n_resamples, seed), n_prompts)
     # All resampled means at once: [B, P] @ [P, S*K] instead of a loop over resamples.
-    means = (counts @ values.reshape(n_prompts, -1) / n_prompts).reshape(n_resamples, n_systems, n_columns)
+    present = ~np.isnan(values)
+    flat = np.where(present, values, 0.0).reshape(n_prompts, -1)
+    if present.all():
+        means = counts @ flat / n_prompts
+    else:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = counts @ flat / (counts @ present.reshape(n_prompts, -1))
+    means = means.reshape(n_resamples, n_systems, n_columns)
     first, second = system_pairs(n_systems)
     difference = means[:, first, :] - means[:, second, :]
-    tolerance = TIE_RTOL * np.abs(values).max(axis=(0, 1))
+    tolerance = TIE_RTOL * np.abs(np.where(present, values, 0.0)).max(axis=(0, 1))
     first_wins = (difference > tolerance).mean(axis=0) >= confidence
     second_wins = (difference < -tolerance).mean(axis=0) >= confidence
     return np.where(first_wins, 1, np.where(second_wins, 2, 0))
@@ -128,8 +137,10 @@ def bootstrap_f1(
     confidence: float = 0.95,
     orient: bool = True,
 ) -> pd.DataFrame:
-    """HANNA Fig. 7/26: weighted F1 of every metric against every criterion (metric, criterion, f1)."""
+    """HANNA Fig. 7/26: weighted F1 of every metric against every criterion (metric, criterion, f1, missing: the
+    metric's cells without a value, which its system means leave out)."""
     if (metrics.shape[-1], human.shape[-1]) != (len(metric_names), len(criterion_names)):
         raise InputError("bootstrap_f1: names do not match the cubes' last axes; fix: pass Cube.names")
     human_labels, metric_labels = bootstrap_labels(human, metrics, directions, n_resamples, seed, confidence, orient)
-    return f1_table(human_labels, metric_labels, metric_names, criterion_names)
+    table = f1_table(human_labels, metric_labels, metric_names, criterion_names)
+    return table.assign(missing=np.repeat(np.isnan(metrics).sum(axis=(0, 1)), len(criterion_names)))

@@ -40,8 +40,14 @@ def story_level_resamples(x: np.ndarray, y: np.ndarray, coefficient: str, counts
 
 def system_level_resamples(x: np.ndarray, y: np.ndarray, coefficient: str, counts: np.ndarray) -> np.ndarray:
     """[B, A, C]: per resample, the correlation of the resampled system means of x and y."""
-    def means(values: np.ndarray) -> np.ndarray:
-        summed = counts @ values.reshape(len(values), -1) / len(values)
+    def means(values: np.ndarray) -> np.ndarray:  # over the drawn prompts where a system has a value
+        flat = values.reshape(len(values), -1)
+        present = ~np.isnan(flat)
+        if present.all():
+            summed = counts @ flat / len(values)
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                summed = counts @ np.where(present, flat, 0.0) / (counts @ present)
         return merge_float_ties(summed.reshape(len(counts), *values.shape[1:]))
 
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -26,7 +26,7 @@ from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
 from storyeval.stats import kendall
 from storyeval.stats.correlation import COEFFICIENTS as BASIC
-from storyeval.stats.correlation import merge_float_ties, story_level
+from storyeval.stats.correlation import cell_means, merge_float_ties, missing_pairs, story_level
 
 GROUPINGS = ("none", "item", "system")
 COEFFICIENTS = BASIC + kendall.VARIANTS  # "kendall" is tau-b by the fast path of correlation.py
@@ -42,7 +42,7 @@ def grouped_arrays(values: np.ndarray, grouping: str) -> np.ndarray:
     if grouping == "item":
         return np.moveaxis(values, -3, 0)
     if grouping == "system":
-        return merge_float_ties(values.mean(axis=-3))[None]
+        return merge_float_ties(cell_means(values, -3))[None]
     raise InputError(f"grouping: unknown grouping {grouping!r}; fix: choose one of {GROUPINGS}")
 
 
@@ -79,10 +79,13 @@ def grouped_correlation(
 
 
 def grouped_table(human: Cube, metrics: Cube, groupings: list[str], coefficients: list[str]) -> pd.DataFrame:
-    """Long table of metric x criterion correlations: grouping, coefficient, metric, criterion, r, epsilon, n, items.
+    """Long table of metric x criterion correlations: grouping, coefficient, metric, criterion, r, epsilon, n, items,
+    missing.
 
-    items: the length of each correlated vector (P x S, S or S).
+    items: the length of each correlated vector (P x S, S or S); missing: the stories without a value of the
+    metric or the criterion, dropped from the pair's correlation (`correlation.correlate`).
     """
+    missing = missing_pairs(metrics.values, human.values).ravel()
     frames = []
     for grouping in groupings:
         for coefficient in coefficients:
@@ -99,6 +102,7 @@ def grouped_table(human: Cube, metrics: Cube, groupings: list[str], coefficients
                         "epsilon": epsilon.ravel(),
                         "n": n.ravel().astype(int),
                         "items": np.prod(metrics.values.shape[:2]) if grouping == "none" else metrics.values.shape[1],
+                        "missing": missing,
                     }
                 )
             )

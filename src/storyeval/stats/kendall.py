@@ -46,7 +46,7 @@ class PairCounts:
     ties_both: np.ndarray  # [..., A, B]
     ties_metric: np.ndarray  # tied in the metric, whatever the human score [..., A, 1]
     ties_human: np.ndarray  # [..., 1, B]
-    pairs: int
+    pairs: int | np.ndarray  # [..., A, B] where values are missing (all_pair_counts)
 
     @property
     def untied_both(self) -> np.ndarray:
@@ -86,29 +86,38 @@ def pair_counts(x: np.ndarray, y: np.ndarray, epsilon: float | np.ndarray = 0.0)
 
 
 def all_pair_counts(x: np.ndarray, y: np.ndarray, epsilon: np.ndarray) -> PairCounts:
-    """`pair_counts` over the n(n-1)/2 pairs as sign matrices: O(n^2), any epsilon, NaN gives NaN."""
+    """`pair_counts` over the n(n-1)/2 pairs as sign matrices: O(n^2), any epsilon. A pair of items where a column
+    has no value (NaN) is left out of that column pair's counts: then `pairs` and the tie counts are [..., A, B]."""
     leading = int(np.prod(np.broadcast_shapes(x.shape[:-2], y.shape[:-2])))
-    s = ties_both = 0.0
-    ties_metric = ties_human = 0.0
+    gappy = not (np.isfinite(x).all() and np.isfinite(y).all())
+    s = ties_both = ties_metric = ties_human = 0.0
+    pairs = 0.0
+
+    def product(a, b):  # float32 products of -1/0/1 are exact; sums stay exact below 2**24 pairs per chunk
+        return np.matmul(np.swapaxes(a.astype(np.float32), -1, -2), b.astype(np.float32)).astype(float)
+
     for i, j in _chunks(x.shape[-2], x.shape[-1] + y.shape[-1], leading):
         dx, dy = x[..., i, :] - x[..., j, :], y[..., i, :] - y[..., j, :]
         tie_x, tie_y = np.abs(dx) <= epsilon, dy == 0
-        # float32 products of -1/0/1 are exact; sums stay exact below 2**24 pairs per chunk.
-        sx = np.where(tie_x, 0, np.sign(dx)).astype(np.float32)
-        sy = np.sign(dy).astype(np.float32)
-        s = s + np.matmul(np.swapaxes(sx, -1, -2), sy).astype(float)
-        ties_both = ties_both + np.matmul(
-            np.swapaxes(tie_x.astype(np.float32), -1, -2), tie_y.astype(np.float32)
-        ).astype(float)
-        ties_metric = ties_metric + tie_x.sum(axis=-2)[..., :, None]
-        ties_human = ties_human + tie_y.sum(axis=-2)[..., None, :]
+        sx = np.where(tie_x | np.isnan(dx), 0, np.sign(dx))
+        sy = np.where(np.isnan(dy), 0, np.sign(dy))
+        s = s + product(sx, sy)
+        ties_both = ties_both + product(tie_x, tie_y)
+        if gappy:
+            valid_x, valid_y = np.isfinite(dx), np.isfinite(dy)
+            pairs = pairs + product(valid_x, valid_y)
+            ties_metric = ties_metric + product(tie_x, valid_y)
+            ties_human = ties_human + product(valid_x, tie_y)
+        else:
+            ties_metric = ties_metric + tie_x.sum(axis=-2)[..., :, None]
+            ties_human = ties_human + tie_y.sum(axis=-2)[..., None, :]
     n = x.shape[-2]
     return PairCounts(
         np.asarray(s),
         np.asarray(ties_both),
         np.asarray(ties_metric, dtype=float),
         np.asarray(ties_human, dtype=float),
-        n * (n - 1) // 2,
+        np.asarray(pairs) if gappy else n * (n - 1) // 2,
     )
 
 
@@ -162,8 +171,8 @@ def sorted_counts(x: np.ndarray, y: np.ndarray) -> PairCounts:
 
 
 def _distinct(v: np.ndarray) -> np.ndarray:
-    ordered = np.sort(v, axis=-2)
-    return 1 + (np.diff(ordered, axis=-2) != 0).sum(axis=-2)
+    ordered = np.sort(v, axis=-2)  # missing values (NaN) sort last and are not counted
+    return 1 + ((np.diff(ordered, axis=-2) != 0) & np.isfinite(ordered[..., 1:, :])).sum(axis=-2)
 
 
 def from_counts(
@@ -201,7 +210,10 @@ def kendall(x: np.ndarray, y: np.ndarray, variant: str = "tau_b", epsilon: float
         classes = np.minimum(
             _distinct(np.asarray(x, float))[..., :, None], _distinct(np.asarray(y, float))[..., None, :]
         )
-    return from_counts(counts, variant, np.asarray(x).shape[-2], classes)
+    n = np.asarray(x).shape[-2]
+    if not np.isscalar(counts.pairs):  # items both columns have, per column pair
+        n = np.matmul(np.swapaxes(np.isfinite(x), -1, -2).astype(float), np.isfinite(y).astype(float))
+    return from_counts(counts, variant, n, classes)
 
 
 def variant_function(variant: str):
@@ -218,7 +230,7 @@ def _gain(dx: np.ndarray, dy: np.ndarray, variant: str) -> np.ndarray:
     # acc23: +1 for a new joint tie, -1 for a lost concordance; tau_23 counts both twice (a discordant
     # pair becomes a metric-only tie: -1 either way, no change).
     step = 1.0 if variant == "acc23" else 2.0
-    return step * (human_tie_gained.astype(float) - concordant)
+    return np.where(np.isnan(dx) | np.isnan(dy), 0.0, step * (human_tie_gained.astype(float) - concordant))
 
 
 def calibrate(x: np.ndarray, y: np.ndarray, variant: str = "acc23") -> tuple[np.ndarray, np.ndarray]:
@@ -259,5 +271,9 @@ def calibrate(x: np.ndarray, y: np.ndarray, variant: str = "acc23") -> tuple[np.
             epsilon[block, b] = np.where(better, sorted_size[best, np.arange(dx.shape[1])], 0.0)
     value = np.empty_like(epsilon)
     for b in range(y.shape[-1]):
-        value[:, b] = kendall(x, y[..., b : b + 1], variant, epsilon[:, b]).mean(axis=0)[:, 0]
+        per_group = kendall(x, y[..., b : b + 1], variant, epsilon[:, b])[..., 0]
+        defined = np.isfinite(per_group).sum(axis=0)  # a group without a pair both columns have is left out
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value[:, b] = np.where(defined > 0, np.where(defined == groups, per_group.mean(axis=0),
+                                                         np.nansum(per_group, axis=0) / defined), np.nan)
     return value, epsilon

@@ -27,8 +27,8 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.stats.resampling import prompt_resamples, resample_counts
 
-COLUMNS = ["metric", "criterion", "lower_is_better", "prompts", "pairs", "human_ties", "metric_ties", "accuracy",
-           "accuracy_low", "accuracy_high", "calibrated", "calibrated_low", "calibrated_high", "epsilon"]
+COLUMNS = ["metric", "criterion", "lower_is_better", "prompts", "pairs", "dropped", "human_ties", "metric_ties",
+           "accuracy", "accuracy_low", "accuracy_high", "calibrated", "calibrated_low", "calibrated_high", "epsilon"]
 
 
 def story_pairs(values: np.ndarray) -> np.ndarray:
@@ -42,8 +42,9 @@ def agreements(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(candidate epsilons [C], per-prompt agreements [C, P]) of one metric's pair differences `dx` [P, E]
     against the humans' `dy` [P, E]: at each candidate, how many pairs of each prompt agree (same sign, a
     metric tie being |dx| <= epsilon). The candidates are 0 and the |dx| of the human ties: only there can a
-    larger epsilon gain a pair (a pair the humans order is at best kept), so the best epsilon is among them."""
-    candidates = np.unique(np.concatenate([[0.0], np.abs(dx[dy == 0])]))
+    larger epsilon gain a pair (a pair the humans order is at best kept), so the best epsilon is among them. A
+    pair where either side has no value (NaN) agrees at no epsilon."""
+    candidates = np.unique(np.concatenate([[0.0], np.abs(dx[(dy == 0) & ~np.isnan(dx)])]))
     metric_sign = np.where(np.abs(dx)[None] <= candidates[:, None, None], 0.0, np.sign(dx)[None])
     return candidates, (metric_sign == np.sign(dy)[None]).sum(axis=-1)
 
@@ -56,7 +57,8 @@ def paired_accuracy(metrics: np.ndarray, human: np.ndarray, metric_names: Sequen
     `metrics` [P, S, A] and `human` [P, S, B] on the prompt x system grid (S >= 2); `lower`: per metric, whether
     lower is better (its scores are negated first). One row per metric x criterion: prompts, pairs, human_ties,
     metric_ties (at epsilon 0), accuracy and its interval, calibrated (tie-calibrated accuracy), epsilon and its
-    interval. A metric with a missing score gives NaN.
+    interval. Pairs where a story has no value (NaN) are dropped: `pairs` counts those left, `dropped` the others;
+    NaN with none left.
     """
     metrics, human = np.asarray(metrics, dtype=float), np.asarray(human, dtype=float)
     if metrics.ndim != 3 or human.shape[:2] != metrics.shape[:2] or metrics.shape[1] < 2:
@@ -66,25 +68,29 @@ def paired_accuracy(metrics: np.ndarray, human: np.ndarray, metric_names: Sequen
     dx_all, dy_all = story_pairs(oriented), story_pairs(human)
     prompts, pairs = dx_all.shape[:2]
     counts = resample_counts(prompt_resamples(prompts, n_resamples, seed), prompts)  # [R, P]
-    total = prompts * pairs
     tails = [(1 - confidence) / 2, (1 + confidence) / 2]
     rows = []
     for b, criterion in enumerate(criteria):
         dy = dy_all[:, :, b]
         for a, metric in enumerate(metric_names):
             dx = dx_all[:, :, a]
+            valid = ~np.isnan(dx) & ~np.isnan(dy)  # [P, E]
+            total = int(valid.sum())
             row = {"metric": metric, "criterion": criterion, "lower_is_better": bool(lower[a]), "prompts": prompts,
-                   "pairs": total, "human_ties": int((dy == 0).sum()), "metric_ties": int((dx == 0).sum())}
-            if not np.isfinite(dx).all():
+                   "pairs": total, "dropped": prompts * pairs - total, "human_ties": int((dy[valid] == 0).sum()),
+                   "metric_ties": int((dx[valid] == 0).sum())}
+            if total == 0:
                 rows.append(row | dict.fromkeys(["accuracy", "accuracy_low", "accuracy_high", "calibrated",
                                                  "calibrated_low", "calibrated_high", "epsilon"], np.nan))
                 continue
             candidates, agree = agreements(dx, dy)
             whole = agree.sum(axis=1) / total  # [C]
-            resampled = counts @ agree.T / total  # [R, C]
+            with np.errstate(invalid="ignore", divide="ignore"):  # a resample of prompts without a valid pair: NaN
+                resampled = counts @ agree.T / (counts @ valid.sum(axis=1))[:, None]  # [R, C]
             best = int(np.argmax(whole))  # the first maximum: the smallest best epsilon
-            plain_low, plain_high = np.quantile(resampled[:, 0], tails)
-            low, high = np.quantile(resampled.max(axis=1), tails)
+            kept = resampled[~np.isnan(resampled[:, 0])] if not np.isnan(resampled[:, 0]).all() else resampled
+            plain_low, plain_high = np.quantile(kept[:, 0], tails)
+            low, high = np.quantile(kept.max(axis=1), tails)
             rows.append(row | {"accuracy": whole[0], "accuracy_low": plain_low, "accuracy_high": plain_high,
                                "calibrated": whole[best], "calibrated_low": low, "calibrated_high": high,
                                "epsilon": candidates[best]})

@@ -15,6 +15,9 @@ rounding made equal: correlation.merge_float_ties).
   pce.py, with Phipson & Smyth's (2010) +1 so that no p is 0). One
   seeded draw of flips serves every pair, the criterion and every metric, as
   in pce.py, so the two p-values of a pair share their permutations.
+
+Missing cells (NaN): a system's mean is over the prompts where it has a value; a pair of systems is tested on
+the prompts where both have one; a pair without both means counts for neither accuracy.
 """
 
 from __future__ import annotations
@@ -26,16 +29,16 @@ from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.stats.bootstrap import TIE_RTOL, system_pairs
-from storyeval.stats.correlation import merge_float_ties
+from storyeval.stats.correlation import cell_means, merge_float_ties
 from storyeval.stats.permutation import permutation_p
 
 
 def _check(values: np.ndarray, what: str) -> np.ndarray:
     values = np.asarray(values, dtype=float)
-    if values.ndim != 3 or values.shape[1] < 2 or not np.isfinite(values).all():
+    if values.ndim != 3 or values.shape[1] < 2 or np.isinf(values).any():
         raise InputError(
-            f"{what}: need a finite [prompt, system >= 2, column] cube, got {values.shape}; "
-            "fix: drop incomplete columns"
+            f"{what}: need a [prompt, system >= 2, column] cube without infinite values, got {values.shape}; "
+            "fix: drop the columns that have them"
         )
     return values
 
@@ -46,10 +49,15 @@ def pairwise_accuracy(human: np.ndarray, metrics: np.ndarray) -> np.ndarray:
     first, second = system_pairs(human.shape[1])
 
     def signs(values):
-        means = merge_float_ties(values.mean(axis=0))
+        means = merge_float_ties(cell_means(values))
         return np.sign(means[first] - means[second])
 
-    return (signs(metrics)[:, :, None] == signs(human)[:, None, :]).mean(axis=0)
+    metric_signs, human_signs = signs(metrics)[:, :, None], signs(human)[:, None, :]
+    both = ~np.isnan(metric_signs) & ~np.isnan(human_signs)
+    if both.all():
+        return (metric_signs == human_signs).mean(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return ((metric_signs == human_signs) & both).sum(axis=0) / both.sum(axis=0)
 
 
 def pairwise_pvalues(values: np.ndarray, n_permutations: int = 1000, seed: int = 0) -> np.ndarray:
@@ -64,13 +72,21 @@ def pairwise_pvalues(values: np.ndarray, n_permutations: int = 1000, seed: int =
     prompts, systems, columns = values.shape
     check_draws(n_permutations, prompts, systems, columns, "meta.n_permutations")
     flips = np.where(np.random.default_rng(seed).random((n_permutations, prompts)) < 0.5, -1.0, 1.0)
-    # The summed difference of i and j after flips f is f @ (x_i - x_j): one product for every system at once.
-    partial = (flips @ values.reshape(prompts, -1)).reshape(n_permutations, systems, columns)
-    totals = values.sum(axis=0)
     first, second = system_pairs(systems)
-    tolerance = TIE_RTOL * np.abs(values).sum(axis=(0, 1))
-    null = partial[:, first] - partial[:, second]
-    return permutation_p((null >= totals[first] - totals[second] - tolerance).sum(axis=0), n_permutations)
+    present = ~np.isnan(values)
+    zeroed = np.where(present, values, 0.0)
+    tolerance = TIE_RTOL * np.abs(zeroed).sum(axis=(0, 1))
+    if present.all():
+        # The summed difference of i and j after flips f is f @ (x_i - x_j): one product for every system at once.
+        partial = (flips @ values.reshape(prompts, -1)).reshape(n_permutations, systems, columns)
+        totals = values.sum(axis=0)
+        null, observed = partial[:, first] - partial[:, second], totals[first] - totals[second]
+    else:  # each pair's differences on the prompts where both systems have a value (0 elsewhere: flips keep it 0)
+        both = present[:, first] & present[:, second]
+        differences = np.where(both, zeroed[:, first] - zeroed[:, second], 0.0)  # [P, pairs, K]
+        null = (flips @ differences.reshape(prompts, -1)).reshape(n_permutations, *differences.shape[1:])
+        observed = differences.sum(axis=0)
+    return permutation_p((null >= observed - tolerance).sum(axis=0), n_permutations)
 
 
 def soft_pairwise_accuracy(

@@ -19,7 +19,11 @@ systems and inputs alike:
 Vectorised with numpy: one seeded draw of swap masks [B, P, S] serves every
 pair of metrics (common random numbers: each test is valid on its own, and
 results do not depend on which pairs are run), and a block of permutations x
-a chunk of pairs is one array computation. Differences within FLOAT_TOL count
+a chunk of pairs is one array computation. Missing cells (NaN): a pair of
+columns is tested on the cells both have (each keeps its NaN where the other
+has none, so a swap moves no value into a missing cell), its observed delta
+too; BOOT-BOTH's correlations drop them pair by pair (correlation.correlate).
+Differences within FLOAT_TOL count
 as equal, so the unswapped permutation ties with the observed delta whatever
 the summation order. Optional early stopping (mt-metrics-eval's
 PermutationSigDiffParams): after each block of permutations, a pair whose
@@ -42,7 +46,7 @@ from scipy import stats
 
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
-from storyeval.stats.correlation import correlate, merge_float_ties, story_level
+from storyeval.stats.correlation import cell_means, correlate, merge_float_ties, story_level
 from storyeval.stats.grouping import coefficient_function, grouped_arrays
 from storyeval.stats.kendall import CALIBRATED
 
@@ -58,8 +62,8 @@ def _check(human: np.ndarray, metrics: np.ndarray, names: list[str], coefficient
             f"{what}: need human [P, S, C] and metrics [P, S, M] cubes on the same stories and one name per "
             f"metric, got {human.shape}, {metrics.shape}, {len(names)} names; fix: pass Cube.values and Cube.names"
         )
-    if not (np.isfinite(human).all() and np.isfinite(metrics).all()):
-        raise InputError(f"{what}: scores must be finite; fix: drop incomplete columns")
+    if np.isinf(human).any() or np.isinf(metrics).any():
+        raise InputError(f"{what}: scores must not be infinite; fix: drop the columns that have them")
     if coefficient in CALIBRATED:
         raise InputError(
             f"{what}: {coefficient} is tie-calibrated on the data; resampling it would recalibrate each draw; "
@@ -78,9 +82,25 @@ def batch_correlation(metrics: np.ndarray, human: np.ndarray, grouping: str, coe
 
 
 def standardized(metrics: np.ndarray) -> np.ndarray:
-    """Each metric column z-scored over all P x S cells (scipy.stats.zscore), so swapped scores share a scale."""
+    """Each metric column z-scored over all P x S cells that have a value (scipy.stats.zscore), so swapped scores
+    share a scale. A column whose values are equal up to rounding (scipy's test for catastrophic cancellation:
+    max |x - mean| < 10 eps |mean|; a judge that always answers 3) has no scale and no correlation: NaN, checked
+    first, so that scipy's "Precision loss" warning is not raised for it on every job."""
     flat = metrics.reshape(-1, metrics.shape[-1])
-    return stats.zscore(flat, axis=0).reshape(metrics.shape)
+    present = ~np.isnan(flat)
+    mean = cell_means(flat)
+    spread = np.where(present, np.abs(flat - mean), 0.0).max(axis=0)
+    varied = spread >= 10 * np.finfo(float).eps * np.abs(mean)
+    z = np.full(flat.shape, np.nan)
+    z[:, varied] = stats.zscore(flat[:, varied], axis=0, nan_policy="omit" if not present.all() else "propagate")
+    return z.reshape(metrics.shape)
+
+
+def pair_columns(z: np.ndarray, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The columns `first` and `second` of `z` [..., Q], each NaN where the other has no value."""
+    a, b = z[..., first], z[..., second]
+    both = ~np.isnan(a) & ~np.isnan(b)
+    return np.where(both, a, np.nan), np.where(both, b, np.nan)
 
 
 def swap_masks(n_permutations: int, prompts: int, systems: int, seed: int) -> np.ndarray:
@@ -158,7 +178,8 @@ def perm_both(
     `metrics` [P, S, M] oriented higher-is-better (bootstrap.oriented). `early_stop` (early_min,
     early_max), e.g. (0.02, 0.5) as mt-metrics-eval, is checked after every `block` permutations.
     Returns metric_a, metric_b, r_a, r_b, delta (r_a - r_b), p (H1: a correlates better; (k + 1) / (n + 1),
-    `permutation_p`), permutations (n), p_min (1 / (n + 1): the smallest p those permutations can give).
+    `permutation_p`; NaN where delta is), permutations (n), p_min (1 / (n + 1): the smallest p those
+    permutations can give).
     """
     human = np.asarray(human, dtype=float)[..., None]
     metrics = np.asarray(metrics, dtype=float)
@@ -167,13 +188,19 @@ def perm_both(
         raise InputError(f"perm_both: system_perm {system_perm!r}; fix: choose one of {SYSTEM_PERMS}")
     if grouping == "system" and system_perm == "systems":
         # one row of system means: grouping none then correlates the S means, and the masks swap systems
-        human, metrics = (merge_float_ties(v.mean(axis=0))[None] for v in (human, metrics))
+        human, metrics = (merge_float_ties(cell_means(v))[None] for v in (human, metrics))
         grouping = "none"
     prompts, systems, m = metrics.shape
     z = standardized(metrics)
     r = batch_correlation(z, human, grouping, coefficient)[:, 0]
     first, second = np.triu_indices(m, k=1) if pairs is None else map(np.asarray, pairs)
     delta = r[first] - r[second]
+    gappy = np.isnan(z).any(axis=(0, 1))
+    gappy = gappy[first] | gappy[second] | np.isnan(human).any()  # pairs tested on the cells both have
+    if gappy.any():
+        a, b = pair_columns(z, first[gappy], second[gappy])
+        delta[gappy] = (batch_correlation(a, human, grouping, coefficient)
+                        - batch_correlation(b, human, grouping, coefficient))[:, 0]
     better_first = ~(delta < 0)  # early stopping looks at the p of the pair's better-looking metric
     at_least, at_most = np.zeros(len(first)), np.zeros(len(first))  # permutations with delta* >= / <= delta
     used = np.zeros(len(first), dtype=int)
@@ -186,11 +213,13 @@ def perm_both(
         chunk = max(1, PERM_CELLS_PER_CHUNK // (len(swap) * prompts * (1 if coefficient == "pearson" else systems)))
         for offset in range(0, len(active), chunk):
             pairs = active[offset : offset + chunk]
-            if coefficient == "pearson":
-                null = pearson_null(z, human, first[pairs], second[pairs], swap, grouping)
-            else:
-                a, b = z[..., first[pairs]], z[..., second[pairs]]
-                null = (
+            null = np.empty((len(swap), len(pairs)))
+            fast = ~gappy[pairs] if coefficient == "pearson" else np.zeros(len(pairs), bool)
+            if fast.any():
+                null[:, fast] = pearson_null(z, human, first[pairs[fast]], second[pairs[fast]], swap, grouping)
+            if not fast.all():
+                a, b = pair_columns(z, first[pairs[~fast]], second[pairs[~fast]])
+                null[:, ~fast] = (
                     batch_correlation(np.where(swap, b, a), human, grouping, coefficient)
                     - batch_correlation(np.where(swap, a, b), human, grouping, coefficient)
                 )[..., 0]
@@ -208,7 +237,9 @@ def perm_both(
             "r_a": np.concatenate([r[first], r[second]]),
             "r_b": np.concatenate([r[second], r[first]]),
             "delta": np.concatenate([delta, -delta]),
-            "p": permutation_p(np.concatenate([at_least, at_most]), np.tile(used, 2)),
+            # an undefined delta (a column without a correlation: constant, or too few cells) has no test
+            "p": np.where(np.isnan(np.concatenate([delta, delta])), np.nan,
+                          permutation_p(np.concatenate([at_least, at_most]), np.tile(used, 2))),
             "permutations": np.tile(used, 2),
             "p_min": permutation_p(0, np.tile(used, 2)),
         }
@@ -261,7 +292,8 @@ def boot_both(
 ) -> pd.DataFrame:
     """BOOT-BOTH percentile intervals of every metric x criterion correlation.
 
-    Returns metric, criterion, r (on all data), ci_low, ci_high, resamples (draws with a defined r).
+    Returns metric, criterion, r (on all data), ci_low, ci_high, resamples (draws with a defined r), missing
+    (the metric's cells without a value, dropped).
     """
     human, metrics = np.asarray(human, dtype=float), np.asarray(metrics, dtype=float)
     _check(human, metrics, names, coefficient, n_resamples, "boot_both")
@@ -271,8 +303,9 @@ def boot_both(
         )
     r = batch_correlation(metrics, human, grouping, coefficient)
     draws = boot_draws(human, metrics, grouping, coefficient, n_resamples, seed)
-    with np.errstate(invalid="ignore"):
-        low, high = np.nanquantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    low, high = np.full((2,) + draws.shape[1:], np.nan)
+    defined = np.isfinite(draws).any(axis=0)  # a cell without one defined draw keeps a NaN interval
+    low[defined], high[defined] = np.nanquantile(draws[:, defined], [(1 - level) / 2, (1 + level) / 2], axis=0)
     metric, criterion = np.meshgrid(names, criteria, indexing="ij")
     return pd.DataFrame(
         {
@@ -282,6 +315,7 @@ def boot_both(
             "ci_low": low.ravel(),
             "ci_high": high.ravel(),
             "resamples": np.isfinite(draws).sum(axis=0).ravel(),
+            "missing": np.repeat(np.isnan(metrics).sum(axis=(0, 1)), len(criteria)),
         }
     )
 

@@ -7,6 +7,7 @@ metric's system means with the criterion's over the kept systems (the figure
 uses Spearman). Tie rule: systems whose rounded means are equal keep the order
 of the `systems` argument (stable sort), so the result never depends on the
 sort algorithm; `decimals=None` orders by the unrounded means instead.
+A system's mean is over the prompts where it has a value (missing cells dropped, counted in column missing).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
-from storyeval.stats.correlation import COEFFICIENTS, correlate
+from storyeval.stats.correlation import COEFFICIENTS, cell_means, correlate
 
 
 def rank_systems(means: np.ndarray, decimals: int | None = 2) -> np.ndarray:
@@ -38,7 +39,8 @@ def topk_table(
 
     `human` [P, S, C], `metrics` [P, S, M] (human reference removed). Returns
     columns criterion, k, metric, r (signed), abs_r, systems (the kept ones,
-    best first, ';'-joined); rows criterion-major, then k as given, then metric.
+    best first, ';'-joined), missing (the metric's cells without a value); rows criterion-major, then k as
+    given, then metric.
     """
     human, metrics = np.asarray(human, dtype=float), np.asarray(metrics, dtype=float)
     if human.shape[:2] != metrics.shape[:2] or human.shape[1] != len(systems):
@@ -55,7 +57,8 @@ def topk_table(
         raise InputError(
             f"topk_table: k values {bad} outside [2, {len(systems)}]; fix: k_values between 2 and the number of systems"
         )
-    human_means, metric_means = human.mean(axis=0), metrics.mean(axis=0)
+    human_means, metric_means = cell_means(human), cell_means(metrics)
+    missing = np.isnan(metrics).sum(axis=(0, 1))
     names = np.asarray(systems, dtype=object)
     frames = []
     for c, criterion in enumerate(criterion_names):
@@ -72,6 +75,7 @@ def topk_table(
                         "r": r,
                         "abs_r": np.abs(r),
                         "systems": ";".join(names[kept]),
+                        "missing": missing,
                     }
                 )
             )

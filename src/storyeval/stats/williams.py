@@ -16,6 +16,8 @@ the paper leaves open, has two modes (`williams_inputs(..., story_mode=...)`):
   makes r more precise than n = 10 assumes (on HANNA no story-level test then
   reaches p < 0.05). The paper's "n = 96 at story level" can be had by passing
   that n to `williams_table` with these r.
+Missing cells (NaN): each r is over the items both its variables have (correlation.correlate), and n (pooled,
+system level) is, per test, the number of items all three variables have, [M, M, C] then.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from storyeval.errors import InputError
-from storyeval.stats.correlation import correlate, story_level, system_level
+from storyeval.stats.correlation import cell_means, correlate, story_level, system_level
 from storyeval.stats.ranking import DIRECTIONS
 
 STORY_MODES = ("per_prompt", "pooled")
@@ -141,6 +143,13 @@ def williams_inputs(
 
     Returns (r_metric_criterion [M, C], r_metric_metric [M, M], n); see the module docstring.
     """
+
+    def shared(h: np.ndarray, m: np.ndarray, items: int):  # items all three variables have, where cells are missing
+        if np.isfinite(h).all() and np.isfinite(m).all():
+            return items
+        present_m, present_h = np.isfinite(m).astype(float), np.isfinite(h).astype(float)
+        return np.einsum("na,nb,nc->abc", present_m, present_m, present_h)
+
     if human.shape[:2] != metrics.shape[:2]:
         raise InputError(
             f"williams_inputs: cubes {human.shape} and {metrics.shape} differ in prompts/systems; fix: build "
@@ -148,7 +157,8 @@ def williams_inputs(
         )
     p, s = human.shape[:2]
     if level == "system":
-        return system_level(metrics, human, "pearson")[0], system_level(metrics, metrics, "pearson")[0], s
+        n = shared(cell_means(human), cell_means(metrics), s)
+        return system_level(metrics, human, "pearson")[0], system_level(metrics, metrics, "pearson")[0], n
     if level != "story" or story_mode not in STORY_MODES:
         raise InputError(
             f"williams_inputs: level {level!r}, story_mode {story_mode!r}; fix: level 'story' or 'system', "
@@ -157,4 +167,4 @@ def williams_inputs(
     if story_mode == "per_prompt":
         return story_level(metrics, human, "pearson")[0], story_level(metrics, metrics, "pearson")[0], s
     flat_h, flat_m = human.reshape(p * s, -1), metrics.reshape(p * s, -1)
-    return correlate(flat_m, flat_h, "pearson"), correlate(flat_m, flat_m, "pearson"), p * s
+    return correlate(flat_m, flat_h, "pearson"), correlate(flat_m, flat_m, "pearson"), shared(flat_h, flat_m, p * s)

@@ -80,3 +80,12 @@ class JobCost:
         pinned = entry.get("file")
         source = self.verified.get(tuple(pinned.split("/"))) if pinned else entry.get("path")
         return describe_plan(self.config, self.dataset, self.judge, self.template, source)
+
+
+def asked(notes: list, jobs) -> list:
+    """`notes` without the JobCost lines of judge jobs that are not in the run's DAG (`jobs`, Snakemake's): start-up
+    plans the judges of the asked targets only."""
+    wanted = {(job.wildcards_dict.get("dataset"), job.wildcards_dict.get("judge"), job.wildcards_dict.get("template"))
+              for job in jobs}
+    return [note for note in notes
+            if not isinstance(note, JobCost) or (note.dataset, note.judge, note.template) in wanted]
