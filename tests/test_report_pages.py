@@ -219,6 +219,43 @@ def test_meta_tables_are_for_people(tmp_path):
     assert "Metric 3" not in text and linked(page) == {"meta_best.csv": csv.read_bytes()}
 
 
+def test_the_best_column_leads_its_group_whatever_its_kind(tmp_path):
+    """The judges listed first and a metric that beats every judge: the metric leads its table rows, stands on the
+    page and heads its figure panel; with judges that beat every metric, each kind's best still stands there."""
+    from storyeval.plots.meta import best_agreement
+    from storyeval.stats.meta import FAMILY, best_table
+
+    keys = {"grouping": "none", "coefficient": "pearson", "criterion": "Flow"}
+    judges = [{**keys, "metric": f"judge-{k}", "label": f"Judge {k}", "family": FAMILY, "r": 0.4 - k / 100}
+              for k in range(5)]
+    metrics = [{**keys, "metric": f"metric-{k}", "label": f"Metric {k}", "family": "string", "r": 0.6 - k / 5}
+               for k in range(5)]
+    for winner, loser in ((0.6, 0.4), (0.2, 0.5)):  # a metric beats every judge; then every judge beats it
+        intervals = pd.DataFrame(judges + [{**row, "r": winner - k / 5} for k, row in enumerate(metrics)])
+        intervals = intervals.assign(r=np.where(intervals["family"] == FAMILY, loser - np.arange(10) / 100,
+                                                intervals["r"]), ci_low=lambda f: f["r"] - 0.1,
+                                     ci_high=lambda f: f["r"] + 0.1)
+        clusters = intervals[["grouping", "coefficient", "criterion", "metric"]].assign(
+            rank=intervals["r"].rank(ascending=False, method="first").astype(int))
+        table = best_table(intervals, clusters, top=5)
+        assert table["r"].is_monotonic_decreasing and table["kind_best"].sum() == 2
+        headers, groups = META_TABLES["meta_best_table"]
+        page = tmp_path / "meta_best_table.html"
+        write_table_page(page, readable(table, headers), "Meta", [_csv(tmp_path, table)], "", groups,
+                         table["kind_best"].to_numpy(), "the best of each kind")
+        rows = re.findall(r"<tr>\s*<td>(.*?)</td>\s*<td>(.*?)</td>", page.read_text(encoding="utf-8"))
+        best = "Metric 0" if winner > loser else "Judge 0"
+        assert rows[0][0] == best and {"Metric 0", "Judge 0"} <= {label for label, _ in rows}
+        panel = best_agreement(table, "pearson").axes[0]
+        assert panel.get_yticklabels()[-1].get_text() == best  # the top row of the panel
+
+
+def _csv(folder: Path, table: pd.DataFrame) -> Path:
+    path = folder / "meta_best.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
 class Named:
     def __init__(self, name):
         self.name = name

@@ -5,7 +5,7 @@ import pandas as pd
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots import save_figure
 from storyeval.plots.meta import best_agreement
-from storyeval.plots.pages import caption_html, meta_headers, readable, write_figure_page, write_table_page
+from storyeval.plots.pages import KEPT, caption_html, meta_headers, readable, write_figure_page, write_table_page
 from storyeval.stats.confounds import flagged
 from storyeval.stats.meta import best_table
 
@@ -25,7 +25,8 @@ headers, groups = meta_headers("meta_best_table", snakemake.params.facts)
 shown = readable(table, headers)  # for people: labels, three decimals; the CSV keeps every column
 write_markdown(shown, out.md, p.title)
 caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
-write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups)
+write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups,
+                 table["kind_best"].to_numpy(), KEPT)
 pixels = save_figure(best_agreement(table, p.coefficient, p.dpi), out.pdf, out.png, p.dpi)
 write_figure_page(out.figure_page, out.png, out.pdf, p.title, p.dpi, pixels, caption)
 log.info("%d rows (%d criteria x %d groupings)", len(table), table["criterion"].nunique(), table["grouping"].nunique())

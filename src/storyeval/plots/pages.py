@@ -88,7 +88,8 @@ TABLE_CAPTIONS = {
     "computation_times": "computation_times",
 }
 HEATMAPS = ("criteria", "metric_criteria", "metric_metric")
-# The meta tables for people (readable): {column: header}, and the groups whose first rows a page shows.
+# The meta tables for people (readable): {column: header}, and the groups whose first rows a page shows (with the
+# best of each kind, column kind_best: a metric is never hidden behind judges).
 META_TABLES = {
     "meta_best_table": ({"grouping": "Grouping", "coefficient": "Coefficient", "criterion": "Criterion",
                          "label": "Metric or LLM judge", "kind": "Kind", "family": "Family", "r": "r",
@@ -96,7 +97,7 @@ META_TABLES = {
                          "rank1_size": "Best cluster size", "confound": "Confound"}, ["Grouping", "Criterion"]),
     "meta_consensus_table": ({"level": "Grouping", "kind": "Kind", "kemeny_rank": "Kemeny rank",
                               "label": "Metric or LLM judge", "family": "Family", "borda": "Borda count",
-                              "borda_rank": "Borda rank"}, ["Grouping", "Kind"]),
+                              "borda_rank": "Borda rank"}, ["Grouping"]),
 }
 PAIRED_HEADERS = {"criterion": "Criterion", "label": "Metric", "accuracy": "Accuracy",
                   "accuracy_low": "Accuracy CI low", "accuracy_high": "Accuracy CI high",
@@ -121,6 +122,7 @@ def meta_headers(name: str, facts: Mapping[str, str]) -> tuple[dict[str, str], l
 
 # A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
 SHOWN_PER_GROUP = 3
+KEPT = "the best of each kind"
 DEGENERATE = DEGENERATE_NOTE
 STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
 p { max-width: 60em; } img { display: block; margin-top: 8px; } p.caption { color: #333; }
@@ -308,18 +310,21 @@ def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3) -> p
 
 def write_table_page(
     path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path], caption: str = "",
-    groups: list[str] | None = None,
+    groups: list[str] | None = None, keep: Sequence[bool] | None = None, kept: str = "",
 ) -> None:
     """A page with the caption, the table as HTML, the † note where a cell carries it, and its files to save.
 
-    `groups`: columns of `frame` whose groups show their first SHOWN_PER_GROUP rows only; the first file (the
-    whole table) is linked beside them."""
-    shown = frame
+    `groups`: columns of `frame` whose groups show their first SHOWN_PER_GROUP rows only (the table lists each
+    group's best first); the first file (the whole table) is linked beside them. `keep`: rows shown besides
+    (each kind's best), which `kept` names."""
+    shown, also = frame, ""
     if groups is not None:  # a column with one value was left out of the table: its rows are one group
         groups = [column for column in groups if column in frame]
-        shown = frame.groupby(groups, sort=False).head(SHOWN_PER_GROUP) if groups else frame.head(SHOWN_PER_GROUP)
+        place = frame.groupby(groups, sort=False).cumcount().to_numpy() if groups else np.arange(len(frame))
+        extra = np.asarray(keep if keep is not None else np.zeros(len(frame)), dtype=bool) & (place >= SHOWN_PER_GROUP)
+        shown, also = frame[(place < SHOWN_PER_GROUP) | extra], f" and {kept}" * bool(extra.any())
     each = f" of each {' and '.join(groups).lower()}" if groups else ""
-    part = (f"<p>The first {SHOWN_PER_GROUP} rows{each}: {len(shown)} of {len(frame)} rows; the whole table: "
+    part = (f"<p>The first {SHOWN_PER_GROUP} rows{each}{also}: {len(shown)} of {len(frame)} rows; the whole table: "
             f"{download_link(files[0])}.</p>\n") if len(shown) < len(frame) else ""
     note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(shown) else ""
     links = ", ".join(download_link(file) for file in files)
