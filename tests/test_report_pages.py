@@ -211,7 +211,7 @@ def test_meta_tables_are_for_people(tmp_path):
                                    "95 % CI high", "Cluster rank"]
     assert shown["r"].iloc[1] == "0.467" and shown["Cluster rank"].iloc[0] == 1
     counts = readable(pd.DataFrame({"borda": [1957.0, 1341.5], "rank": [1.0, 2.0]}), {"borda": "Borda", "rank": "R"})
-    assert counts.to_dict("list") == {"Borda": ["1957.0", "1341.5"], "R": ["1", "2"]}
+    assert counts.to_dict("list") == {"Borda": ["1957", "1341.5"], "R": ["1", "2"]}
     page = tmp_path / "meta_best_table.html"
     write_table_page(page, shown, "Meta", [csv], "", groups)
     text = page.read_text(encoding="utf-8")

@@ -8,6 +8,7 @@ from storyeval.plots.pages import (
     TABLE_CAPTIONS,
     TABLES,
     caption_html,
+    for_reading,
     has_degenerate,
     write_table_page,
 )
@@ -39,6 +40,7 @@ for name in params.tables:
         title = f"{title}; {ORIENTATION_NOTES[params.orientation]}"
     csv, md = snakemake.output[f"{name}_csv"], snakemake.output[f"{name}_md"]
     write_csv(table, csv)
+    table = for_reading(table)  # the page and the Markdown for people: headers as words, no slugs, p-values read
     write_markdown(table, md, f"{title}; {DEGENERATE}" if has_degenerate(table) else title)
     caption = caption_html(snakemake.input[f"caption_{TABLE_CAPTIONS[name]}"], snakemake.wildcards,
                            snakemake.params.facts)

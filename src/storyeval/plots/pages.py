@@ -291,21 +291,64 @@ MARKDOWN_BOLD = re.compile(r"\*\*([^*<]+)\*\*")
 MARKDOWN_ITALIC = re.compile(r"(?<![*\w])\*([^*<\s][^*<]*)\*(?![*\w])")
 
 
-def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3) -> pd.DataFrame:
+def p_text(value: float) -> str:
+    """A p-value for reading: two significant digits, scientific below 1e-3 (0.0026, 2.6e-5)."""
+    if pd.isna(value):
+        return ""
+    if value == 0 or abs(value) >= 1e-3:
+        return f"{value:.2g}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def number_text(value: float, digits: int = 3) -> str:
+    """The fewest decimals that show `value` exactly, at most `digits`: a rank 3, a Borda count 1341.5, r 0.467."""
+    if pd.isna(value):
+        return ""
+    places = next((n for n in range(digits) if abs(value - round(value, n)) <= 1e-9), digits)
+    return f"{value:.{places}f}"
+
+
+def is_p_value(column: str) -> bool:
+    return column == "p" or column.startswith("p_") or column.endswith("_p")
+
+
+def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3, constant: bool = False) -> pd.DataFrame:
     """A table for people: the `headers` columns only, renamed (labels, not slugs), those with one value for
-    every row left out (the title or caption says it), numbers to `digits` decimals or fewer where exact."""
+    every row left out (the title or caption says it; `constant`: kept), p-values as p_text, other numbers to
+    `digits` decimals or fewer where exact (a rank 3, a Borda count 1957 or 1341.5)."""
     table = frame[[column for column in headers if column in frame]]
-    if len(table) > 1:
+    if len(table) > 1 and not constant:
         table = table.loc[:, table.nunique(dropna=False) > 1]
     shown = {}
     for column in table.columns:
-        if pd.api.types.is_float_dtype(table[column]):
-            values = table[column].dropna().to_numpy()
-            # The fewest decimals that show every value exactly, at most `digits`: a Borda count 1957 or 1341.5
-            places = next((n for n in range(digits) if np.allclose(values, np.round(values, n), rtol=0, atol=1e-9)),
-                          digits)
-            shown[column] = [f"{value:.{places}f}" if pd.notna(value) else "" for value in table[column]]
+        if is_p_value(column) and pd.api.types.is_float_dtype(table[column]):
+            shown[column] = table[column].map(p_text).tolist()
+        elif pd.api.types.is_float_dtype(table[column]):
+            shown[column] = [number_text(value, digits) for value in table[column]]
     return table.assign(**shown).rename(columns=headers)
+
+
+# Tidy result columns' headers for people (the reanalyses, the audit); any other snake_case column reads as words.
+HEADERS = {"r": "r", "abs_r": "|r|", "n_metrics": "Metrics", "rank_sum": "Rank sum", "wilcoxon_p": "Wilcoxon p",
+           "kendall_tau": "Kendall τ", "kendall_p": "Kendall p", "coefficient_a": "Coefficient A",
+           "coefficient_b": "Coefficient B", "label": "Metric", "p_bh": "p (BH)", "ci_low": "95 % CI low",
+           "ci_high": "95 % CI high"}
+
+
+def header(column: str) -> str:
+    """A column's header for people: HEADERS, else its words (`paper_value` -> Paper value)."""
+    if column in HEADERS:
+        return HEADERS[column]
+    words = column.replace("_", " ")
+    return words[:1].upper() + words[1:] if column != words or column.islower() else column
+
+
+def for_reading(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """A tidy result table as a page shows it: every column kept but the slug beside its label, headers as
+    words, ranks and counts as integers, p-values as p_text, other numbers to `digits` decimals at most."""
+    columns = [column for column in frame if not (column in ("metric", "slug") and "label" in frame)]
+    return readable(frame, {column: header(column) for column in columns}, digits, constant=True)
 
 
 def write_table_page(
