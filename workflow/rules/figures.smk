@@ -63,6 +63,7 @@ for rule_name, names in TABLE_RULES.items():
         params:
             **{key: config["analysis"][key] for name in names for key in plan.TABLES[name][1]},
             tables=names,
+            reference_system=HANNA["reference_system"],  # Tab. 4 marks the generated systems
             facts=caption_facts,
             sources=script_digest("tables.py"),
         script:

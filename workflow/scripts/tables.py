@@ -23,7 +23,7 @@ def read(key):
 
 BUILDERS = {
     "tab3_icc": lambda: tables.tab3_icc(read("icc")),
-    "tab4_system_means": lambda: tables.tab4_system_means(read("system_means")),
+    "tab4_system_means": lambda: tables.tab4_system_means(read("system_means"), params.reference_system),
     "tab5_top3_pearson": lambda: tables.tab5_top_pearson(read("top_metrics"), params.tab5_top_k),
     "tab6_borda": lambda: tables.tab6_borda(read("borda"), params.top_k),
     "tab8_top5_story": lambda: tables.tab89_top_by_coefficient(read("top_metrics"), "story", params.top_k),

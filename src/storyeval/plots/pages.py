@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import CRITERIA
-from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, marked
+from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, RELEASED_RATERS, marked
 from storyeval.data.scoreset import MIN_SYSTEMS
 from storyeval.io import _atomic
 
@@ -45,7 +45,8 @@ METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"] 
 COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
 TABLES = {  # name -> (number or name in the papers, title of the table), in the papers' order
     "tab3_icc": ("Tab. 3", "Tab. 3: intraclass correlation per criterion (95 % CI), by rater layout"),
-    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold: best, italic: CI overlaps it"),
+    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold and *: best generated system, "
+                                    "italic: CI overlaps it"),
     "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by Pearson r (%)"),
     "tab6_borda": ("Tab. 6", "Tab. 6: top metrics by Borda count (ties: average ranks)"),
     "tab8_top5_story": ("Tab. 8", "Tab. 8: top metrics per criterion, story level (r %)"),
@@ -217,7 +218,19 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         else "Tab. 5 (Pearson) and Tab. 8 (story level)",
         "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
         "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * hanna,
+        "icc_paper": icc_paper() if hanna else "",
     }
+
+
+def icc_paper() -> str:
+    """Why the ICCs of HANNA's released file differ from the paper's Tab. 3 (the audit's explanation), with the
+    printed ICC2k (src/storyeval/printed_numbers.yaml)."""
+    import yaml
+
+    printed = yaml.safe_load((Path(__file__).parents[1] / "printed_numbers.yaml").read_text(encoding="utf-8"))
+    values = ", ".join(f"{criterion} {icc2k}" for criterion, _, icc2k, _ in printed["hanna_tab3_icc2k"]["rows"])
+    return (f" HANNA prints ICC2k {values}; the layout *rater positions (released file)* gives other values (Coherence "
+            f"below 0) because {RELEASED_RATERS} (Reproduction audit, HANNA Tab. 3).")
 # The inline markup the captions use, as docutils renders it (tests/test_report_pages.py compares the two).
 INLINE = [(re.compile(r"``(.+?)``"), r"<code>\1</code>"), (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
           (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>")]
@@ -333,7 +346,8 @@ def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3, cons
 HEADERS = {"r": "r", "abs_r": "|r|", "n_metrics": "Metrics", "rank_sum": "Rank sum", "wilcoxon_p": "Wilcoxon p",
            "kendall_tau": "Kendall τ", "kendall_p": "Kendall p", "coefficient_a": "Coefficient A",
            "coefficient_b": "Coefficient B", "label": "Metric", "p_bh": "p (BH)", "ci_low": "95 % CI low",
-           "ci_high": "95 % CI high"}
+           "ci_high": "95 % CI high", "status": "Status (paper-exact)", "default_status": "Status (default)",
+           "storyeval_default": "storyeval (default)", "storyeval_paper_exact": "storyeval (paper-exact)"}
 
 
 def header(column: str) -> str:
@@ -372,9 +386,35 @@ def write_table_page(
     note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(shown) else ""
     links = ", ".join(download_link(file) for file in files)
     table = MARKDOWN_BOLD.sub(r"<b>\1</b>", shown.to_html(index=False, na_rep="", border=0))
-    table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table)
+    table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table).replace("\\*", "*")  # Tab. 4's escaped asterisk: HANNA's *
     body = f"{part}{table}\n{note}<p>Files: {links}.</p>"
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body, caption), encoding="utf-8"))
+
+
+def best_answer(table: pd.DataFrame, name: str, coefficient: str) -> str:
+    """The landing page's answer of a meta_best table (storyeval.stats.meta.best_table): per grouping and criterion
+    the best metric and the best LLM judge, r and significance-cluster rank (1: no column is better), and how often
+    a judge leads (reStructuredText, one paragraph)."""
+    best = table[table["kind_best"]]
+    judged = "LLM judge" in set(best["kind"])
+    parts = []
+    for grouping, rows in best.groupby("grouping", sort=False):
+        cells = []
+        for criterion, cell in rows.groupby("criterion", sort=False):
+            said = [f"{row.label} {row.r:.3f}" + (f" (cluster {int(row.rank)})" if pd.notna(row.rank) else "")
+                    for row in cell.sort_values("r", ascending=False).itertuples()]
+            cells.append(f"{criterion} {' > '.join(said)}")
+        parts.append(f"*grouping {grouping}*: " + "; ".join(cells))
+    text = (f"**{name}: which {'metric and which LLM judge agree' if judged else 'metric agrees'} best** "
+            f"({COEFFICIENTS.get(coefficient, coefficient)}; cluster 1: no column significantly better). "
+            + ". ".join(parts) + ".")
+    if judged:
+        cells = table.groupby(["grouping", "criterion"], sort=False)
+        leads = cells.head(1)["kind"].eq("LLM judge")
+        in_best = cells.apply(lambda cell: bool(((cell["kind"] == "LLM judge") & (cell["rank"] == 1)).any()))
+        text += (f" An LLM judge leads {int(leads.sum())} of {len(leads)} cells, a metric {int((~leads).sum())}; "
+                 f"an LLM judge is in the best cluster in {int(in_best.sum())}.")
+    return text + "\n"
 
 
 def _names(values: list[str], most: int = 12) -> str:
