@@ -488,3 +488,24 @@ def test_meta_best_rows_lie_inside_their_panel():
              "ci_low": [0.2, 0.7, None][k], "ci_high": [0.4, 0.9, None][k], "rank": 1} for k in range(3)]
     low, high = best_agreement(pd.DataFrame(rows), "pearson").axes[0].get_ylim()
     assert (low, high) == (-0.5, 2.5)
+
+
+def test_a_figure_that_draws_the_dagger_carries_its_footnote(tmp_path):
+    """A figure whose labels carry † holds the † note itself (the PNG and PDF travel without the report page),
+    inside the saved page and below everything else; a figure without † has no note."""
+    import matplotlib.pyplot as plt
+
+    from storyeval.data.registry import DEGENERATE_NOTE
+    from storyeval.plots.base import PAD_INCHES, tight_page
+
+    for label, noted in (("BaryScore-SD-0.001†", True), ("BaryScore-W", False)):
+        figure, ax = plt.subplots(figsize=(3, 2))
+        ax.set_yticks([0, 1], [label, "BLEU"])
+        page = tight_page(figure, PAD_INCHES)
+        notes = [text for text in figure.texts if text.get_text() == f"{DEGENERATE_NOTE}."]
+        assert len(notes) == noted
+        if noted:
+            note = notes[0].get_window_extent().transformed(figure.dpi_scale_trans.inverted())
+            axes = ax.get_tightbbox().transformed(figure.dpi_scale_trans.inverted())
+            assert page.y0 <= note.y0 and note.y1 <= axes.y0 and page.x1 >= note.x1
+        plt.close(figure)

@@ -363,3 +363,85 @@ def test_make_report_reports_one_dataset_and_never_installs():
     default = " ".join(planned().split())
     assert "--report report.html" in default and "dataset_" not in default and "--configfile" not in default
     assert "pip" not in one + default and "run make env" in default
+
+
+def test_numbers_read_as_numbers():
+    """p-values to two significant digits, scientific below 1e-3 with a plain exponent; ranks and counts without
+    `.0`; the slug beside its label left out; snake_case headers as words."""
+    from storyeval.plots.pages import for_reading, p_text
+
+    assert [p_text(p) for p in (0.002583, 0.05, 0.5, 2.981e-13, 1.0, float("nan"))] == [
+        "0.0026", "0.05", "0.5", "3.0e-13", "1", ""]
+    frame = pd.DataFrame({"level": ["story", "story"], "metric": ["bleu", "chrf"], "label": ["BLEU", "chrF"],
+                          "rank": [3.0, 4.5], "wilcoxon_p": [0.002583, 8.522e-12], "kendall_tau": [0.88071, 0.5],
+                          "borda": [5308.0, 5200.0]})
+    shown = for_reading(frame)
+    assert list(shown.columns) == ["Level", "Metric", "Rank", "Wilcoxon p", "Kendall τ", "Borda"]
+    assert shown.to_dict("list") == {"Level": ["story", "story"], "Metric": ["BLEU", "chrF"], "Rank": ["3", "4.5"],
+                                     "Wilcoxon p": ["0.0026", "8.5e-12"], "Kendall τ": ["0.8807", "0.5"],
+                                     "Borda": ["5308", "5200"]}
+
+
+def test_tab4_marks_as_hanna_prints_them(tmp_path):
+    """Bold and * on the best generated system of a column (the human reference, best of all, unmarked), italic
+    on a system whose interval overlaps the best one's; the page shows them as HTML."""
+    from storyeval.tables import tab4_system_means
+
+    rows = [("Human", 4.2, 4.0, 4.4), ("A", 2.8, 2.6, 3.0), ("B", 2.7, 2.5, 2.9), ("C", 2.0, 1.9, 2.1)]
+    means = pd.DataFrame([{"system": system, "criterion": criterion, "mean": mean, "ci_low": low, "ci_high": high}
+                          for criterion in ("Relevance", "Average") for system, mean, low, high in rows])
+    table = tab4_system_means(means, "Human").set_index("System")["Relevance"]
+    assert table.to_dict() == {"Human": "4.20 [4.00, 4.40]", "A": "**2.80**\\* [2.60, 3.00]",
+                               "B": "*2.70* [2.50, 2.90]", "C": "2.00 [1.90, 2.10]"}
+    page = tmp_path / "tab4.html"
+    write_table_page(page, tab4_system_means(means, "Human"), "Tab. 4", [_csv(tmp_path, means)])
+    text = page.read_text(encoding="utf-8")
+    assert "<td><b>2.80</b>* [2.60, 3.00]</td>" in text and "<td><i>2.70</i> [2.50, 2.90]</td>" in text
+    assert "<td>4.20 [4.00, 4.40]</td>" in text and "\\" not in text
+
+
+def test_the_landing_page_states_the_answers(tmp_path):
+    """The audit's headline and, per grouping and criterion, the best metric and LLM judge with their clusters
+    and how often a judge leads, on the landing page; the report's tab names storyeval and the dataset."""
+    from storyeval.audit import landing_text
+    from storyeval.plots.pages import best_answer
+    from storyeval.workflow.report import retitle
+
+    keys = {"coefficient": "pearson", "family": "string", "ci_low": 0.0, "ci_high": 1.0, "rank1_size": 1}
+    best = pd.DataFrame([
+        {**keys, "grouping": "none", "criterion": "Flow", "kind": "metric", "label": "chrF", "r": 0.5, "rank": 1},
+        {**keys, "grouping": "none", "criterion": "Flow", "kind": "LLM judge", "label": "Judge", "r": 0.4, "rank": 2},
+        {**keys, "grouping": "none", "criterion": "Wit", "kind": "LLM judge", "label": "Judge", "r": 0.6, "rank": 1},
+        {**keys, "grouping": "none", "criterion": "Wit", "kind": "metric", "label": "BLEU", "r": 0.3, "rank": 2},
+    ]).assign(kind_best=True)
+    (tmp_path / "meta_best.rst").write_text(best_answer(best, "hanna, released scores", "pearson"))
+    audit = pd.DataFrame({"status": ["exact"] * 3 + ["within printed precision", "explained deviation"],
+                          "default_status": ["exact"] * 2 + ["explained deviation"] * 3})
+    (tmp_path / "audit.rst").write_text(landing_text(audit))
+    full = landing(tmp_path, {"hanna, released scores": {"Figures": ["meta_best.html"]},
+                              "Reproduction audit": {"Tables": ["audit.html"]}})
+    assert "Reproduction audit: 3 of 5 published numbers reproduced exactly (1 more within printed precision), " \
+           "1 explained, 0 unexplained" in full
+    assert "Flow chrF 0.500 (cluster 1) > Judge 0.400 (cluster 2); Wit Judge 0.600 (cluster 1) > BLEU 0.300" in full
+    assert "An LLM judge leads 1 of 2 cells, a metric 1; an LLM judge is in the best cluster in 1." in full
+    assert "Tab. 7" in full
+    report = tmp_path / "report.html"
+    report.write_text("<html><head><title>Snakemake Report</title></head><body><title>x</title></body></html>")
+    retitle(report, "example")
+    assert report.read_text().startswith("<html><head><title>storyeval report: example</title>")
+
+
+def test_wide_figures_scroll_inside_their_frame_and_fig8_names_its_coefficient(tmp_path):
+    from storyeval import plan
+    from storyeval.sources import Digests
+
+    png, pdf = tmp_path / "wide.png", tmp_path / "wide.pdf"
+    Image.new("RGBA", (3000, 200), "white").save(png)
+    pdf.write_bytes(b"%PDF")
+    write_figure_page(tmp_path / "wide.html", png, pdf, "Fig. 9", 200)
+    text = (tmp_path / "wide.html").read_text()
+    assert re.search(r'<div class="frame"><img width="2250" alt', text) and "div.frame { overflow: auto" in text
+    spec = plan.figures_of(CRITERIA, topk_coefficient="kendall")["fig08_topk_systems"]
+    assert figure_labels("fig08_topk_systems", spec)["Coefficient"] == "|Kendall|"
+    digests = Digests({"a.py": "0" * 64, "storyeval.io": "1" * 64})
+    assert "0000" not in f"sources={digests}" and repr(digests) == repr(dict(digests))

@@ -18,6 +18,14 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 
+class Digests(dict):
+    """{script or module: sha256} of a rule (its `sources` parameter). Snakemake compares parameters by repr, so
+    editing a file reruns the rule; its report lists them by str, which says what they are, not 40 hashes."""
+
+    def __str__(self) -> str:
+        return f"sha256 of its script and {len(self) - 1} storyeval modules (a change reruns it)"
+
+
 def module_sources(*roots: str) -> dict[str, str]:
     """{module or script path: source file} of the roots (module names, or paths of .py scripts) and of every
     storyeval module they import, directly or through another; sorted by key."""

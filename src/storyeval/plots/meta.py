@@ -22,7 +22,9 @@ def best_agreement(frame: pd.DataFrame, coefficient: str, dpi: int = 200) -> Fig
     rows = frame.groupby(["criterion", "grouping"]).size().max()
     shown = {kind: colour for kind, colour in COLOURS.items() if kind in set(frame["kind"])}  # the legend's kinds
     with white_style():
-        figure = new_figure(4.2 * len(groupings), 0.22 * rows * len(criteria) + 1.0, layout="constrained", dpi=dpi)
+        # At most 11.5 inches wide: the report's page fits the figure to the window (pages.FIT_INCHES).
+        width = min(4.2 * len(groupings), 11.5)
+        figure = new_figure(width, 0.22 * rows * len(criteria) + 1.0, layout="constrained", dpi=dpi)
         axes = figure.subplots(len(criteria), len(groupings), squeeze=False, sharex=True)
         for (i, criterion), (j, grouping) in ((a, b) for a in enumerate(criteria) for b in enumerate(groupings)):
             ax, panel = axes[i, j], frame[(frame["criterion"] == criterion) & (frame["grouping"] == grouping)]

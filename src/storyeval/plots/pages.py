@@ -129,13 +129,16 @@ STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
 p { max-width: 60em; } img { display: block; margin-top: 8px; } p.caption { color: #333; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
-th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }"""
+th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }
+div.frame { overflow: auto; max-width: 100%; max-height: 90vh; border: 1px solid #ddd; }"""
 
 
 def figure_labels(name: str, spec: dict) -> dict[str, str]:
     """The columns of a figure in the report's list: number, what it shows, level, coefficient, metrics."""
     if spec["kind"] == "williams":
         measure = f"Pearson r, {spec['criterion']}{', BH-adjusted p' * (spec.get('p_values') == 'bh')}"
+    elif spec["kind"] == "topk":  # the plot's axis: |Spearman| (config stats.topk.coefficient)
+        measure = f"|{spec.get('topk_coefficient', 'spearman').capitalize()}|"
     else:
         measure = COEFFICIENTS.get(spec.get("coefficient"), "–")
     # Zero-padded: the report sorts the labels as text. The unnumbered sort after the paper's figures.
@@ -292,8 +295,8 @@ def write_figure_page(
     note = f"<p>{DEGENERATE}.</p>\n" if degenerate else ""
     body = (
         f"{note}<p>Vector version: {download_link(pdf, f'{Path(pdf).name} (PDF)')}. The image shows the pixels of "
-        f'<code>{html.escape(str(png))}</code>.</p>\n<img width="{width}"{fit} alt="{html.escape(heading)}" '
-        f'src="data:image/webp;base64,{data}">'
+        f'<code>{html.escape(str(png))}</code>.</p>\n<div class="frame"><img width="{width}"{fit} '
+        f'alt="{html.escape(heading)}" src="data:image/webp;base64,{data}"></div>'
     )
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body, caption), encoding="utf-8"))
 
