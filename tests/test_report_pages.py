@@ -357,12 +357,18 @@ def test_make_report_reports_one_dataset_and_never_installs():
         return subprocess.run(["make", "-n", "-C", str(repo), "report", *args], capture_output=True, text=True,
                               check=True).stdout
 
-    one = planned("CONFIG=mine.yaml", "DATASET=mine")
-    assert "snakemake --cores 2 --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
-    assert "snakemake --report report-mine.html --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
+    one = " ".join(planned("CONFIG=mine.yaml", "DATASET=mine").split())
+    style = "--report-stylesheet workflow/report/report.css"
+    assert "snakemake --cores 2 --configfile mine.yaml -- dataset_mine" in one
+    assert f"snakemake --report report-mine.html {style} --configfile mine.yaml -- dataset_mine" in one
+    assert "python -m storyeval.workflow.report report-mine.html mine" in one  # the tab names the dataset
     default = " ".join(planned().split())
     assert "--report report.html" in default and "dataset_" not in default and "--configfile" not in default
     assert "pip" not in one + default and "run make env" in default
+    released = " ".join(subprocess.run(["make", "-n", "-C", str(repo), "report-released"], capture_output=True,
+                                       text=True, check=True).stdout.split())
+    assert "snakemake --cores 2 released" in released and f"--report report-released.html {style} released" in released
+    assert (REPORT / "report.css").is_file()
 
 
 def test_numbers_read_as_numbers():
