@@ -431,6 +431,8 @@ def test_the_landing_page_states_the_answers(tmp_path):
     assert "Flow chrF 0.500 (cluster 1) > Judge 0.400 (cluster 2); Wit Judge 0.600 (cluster 1) > BLEU 0.300" in full
     assert "An LLM judge leads 1 of 2 cells, a metric 1; an LLM judge is in the best cluster in 1." in full
     assert "Tab. 7" in full
+    own = landing(tmp_path, {"mine, computed scores": {"Figures": ["meta_best.html"]}})  # judges configured for it
+    assert "which LLM judge configured for this dataset" in own and "Tab. 7" not in own
     report = tmp_path / "report.html"
     report.write_text("<html><head><title>Snakemake Report</title></head><body><title>x</title></body></html>")
     retitle(report, "example")
