@@ -449,6 +449,9 @@ def test_wide_figures_scroll_inside_their_frame_and_fig8_names_its_coefficient(t
     write_figure_page(tmp_path / "wide.html", png, pdf, "Fig. 9", 200)
     text = (tmp_path / "wide.html").read_text()
     assert re.search(r'<div class="frame"><img width="2250" alt', text) and "div.frame { overflow: auto" in text
+    write_figure_page(tmp_path / "violins.html", png, pdf, "Fig. 9", 200, fit=True)  # no cell numbers: fitted
+    assert 'style="max-width: 100%; height: auto"' in (tmp_path / "violins.html").read_text()
+    assert 'max-width: 100%' not in text.split("<body>")[1]
     spec = plan.figures_of(CRITERIA, topk_coefficient="kendall")["fig08_topk_systems"]
     assert figure_labels("fig08_topk_systems", spec)["Coefficient"] == "|Kendall|"
     digests = Digests({"a.py": "0" * 64, "storyeval.io": "1" * 64})

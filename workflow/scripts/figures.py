@@ -14,7 +14,7 @@ from storyeval.plots.heatmaps import (
     pvalue_heatmap,
     williams_matrix,
 )
-from storyeval.plots.pages import caption_html, figure_caption, figure_heading, write_figure_page
+from storyeval.plots.pages import caption_html, figure_caption, figure_fits, figure_heading, write_figure_page
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -122,6 +122,6 @@ for name, spec in params.figures.items():
     caption = caption_html(snakemake.input[f"caption_{figure_caption(spec)}"], snakemake.wildcards,
                            snakemake.params.facts)
     write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
-                      caption, degenerate)
+                      caption, degenerate, figure_fits(spec))
     log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,
              time.process_time() - saved)

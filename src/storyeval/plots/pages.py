@@ -158,6 +158,12 @@ def figure_heading(name: str, spec: dict) -> str:
     )
 
 
+def figure_fits(spec: dict) -> bool | None:
+    """Whether a figure is fitted to the window whatever its width: the violins and Fig. 8's lines have no cell
+    numbers to keep readable (None: by width, write_figure_page)."""
+    return True if spec["kind"] in ("violins", "topk") else None
+
+
 def figure_caption(spec: dict) -> str:
     """The caption file (workflow/report/<name>.rst) of a figure: one for the correlation heatmaps, one a kind."""
     return "heatmap" if spec["kind"] in HEATMAPS else spec["kind"]
@@ -278,19 +284,21 @@ def _page(title: str, body: str, caption: str = "") -> str:
 
 def write_figure_page(
     path: str | Path, png: str | Path, pdf: str | Path, heading: str, dpi: int, pixels: np.ndarray | None = None,
-    caption: str = "", degenerate: bool = False,
+    caption: str = "", degenerate: bool = False, fit: bool | None = None,
 ) -> None:
     """A page with the caption, the PNG's pixels at SCREEN_DPI (scroll for the large heatmaps) and the PDF to save.
 
     `pixels`: the PNG's RGBA array when the caller holds it (save_figure returns it), which spares decoding
-    the file again (a tenth of a second for a 72 x 72 heatmap). `degenerate`: a label of the figure carries †."""
+    the file again (a tenth of a second for a 72 x 72 heatmap). `degenerate`: a label of the figure carries †.
+    `fit`: fitted to the window whatever its width (figure_fits), None: up to FIT_INCHES wide."""
     from PIL import Image  # Pillow comes with matplotlib; only the figure jobs need it
 
     with Image.open(png) if pixels is None else Image.fromarray(pixels, "RGBA") as image:
         buffer = io.BytesIO()
         image.save(buffer, format="WEBP", lossless=True, method=1)  # method 4: 0.15 % smaller, 15 % slower
         width = round(image.width * SCREEN_DPI / dpi)
-        fit = ' style="max-width: 100%; height: auto"' if image.width / dpi <= FIT_INCHES else ""
+        fitted = image.width / dpi <= FIT_INCHES if fit is None else fit
+        fit = ' style="max-width: 100%; height: auto"' if fitted else ""
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     note = f"<p>{DEGENERATE}.</p>\n" if degenerate else ""
     body = (
@@ -409,15 +417,15 @@ def best_answer(table: pd.DataFrame, name: str, coefficient: str) -> str:
             cells.append(f"{criterion} {' > '.join(said)}")
         parts.append(f"*grouping {grouping}*: " + "; ".join(cells))
     text = (f"**{name}: which {'metric and which LLM judge agree' if judged else 'metric agrees'} best** "
-            f"({COEFFICIENTS.get(coefficient, coefficient)}; cluster 1: no column significantly better). "
-            + ". ".join(parts) + ".")
+            f"({COEFFICIENTS.get(coefficient, coefficient)}; cluster 1: no column significantly better).")
     if judged:
         cells = table.groupby(["grouping", "criterion"], sort=False)
         leads = cells.head(1)["kind"].eq("LLM judge")
         in_best = cells.apply(lambda cell: bool(((cell["kind"] == "LLM judge") & (cell["rank"] == 1)).any()))
         text += (f" An LLM judge leads {int(leads.sum())} of {len(leads)} cells, a metric {int((~leads).sum())}; "
                  f"an LLM judge is in the best cluster in {int(in_best.sum())}.")
-    return text + "\n"
+    # One nested item a grouping: the landing page puts this text in a list item (indented two spaces).
+    return text + "".join(f"\n\n  - {part}." for part in parts) + "\n"
 
 
 def _names(values: list[str], most: int = 12) -> str:
