@@ -456,3 +456,5 @@ def test_wide_figures_scroll_inside_their_frame_and_fig8_names_its_coefficient(t
     assert figure_labels("fig08_topk_systems", spec)["Coefficient"] == "|Kendall|"
     digests = Digests({"a.py": "0" * 64, "storyeval.io": "1" * 64})
     assert "0000" not in f"sources={digests}" and repr(digests) == repr(dict(digests))
+    facts = caption_facts({"levels": ["story"], "systems": True, "subset": False}, True, True, "released", ["none"])
+    assert str(facts).startswith("the captions' sentences") and repr(facts) == repr(dict(facts))  # no dump

@@ -30,7 +30,7 @@ for rule_name, (datasets, figures) in FIGURE_RULES.items():
             CORE_ENV
         params:
             **plan.family_params(config, figures),
-            figures=figures,
+            figures=Specs(figures),
             facts=caption_facts,
             sources=script_digest("figures.py"),
         script:

@@ -24,6 +24,7 @@ from storyeval.criteria import CRITERIA
 from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, RELEASED_RATERS, marked
 from storyeval.data.scoreset import MIN_SYSTEMS
 from storyeval.io import _atomic
+from storyeval.sources import Facts
 
 # 5 pt cell numbers are 10 screen pixels tall at 150 px per inch: readable without zooming.
 SCREEN_DPI = 150
@@ -206,7 +207,7 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
     judged = {"released": " (and which LLM judge of HANNA's TACL 2024 release, Chhun, Suchanek & Clavel 2024)",
               "configured": " (and which LLM judge configured for this dataset)"}.get(judges, "")
     defined = "; ".join(defined)
-    return {
+    return Facts({
         "levels": defined[:1].upper() + defined[1:] + "." + " Human reference stories are left out." * hanna
         + " There is no system level." * ("system" not in levels),
         "degenerate": "A † after a metric's name marks a degenerate release (numerical noise)." * released,
@@ -228,7 +229,7 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
         "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * hanna,
         "icc_paper": icc_paper() if hanna else "",
-    }
+    })
 
 
 def icc_paper() -> str:
