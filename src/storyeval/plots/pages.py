@@ -124,6 +124,7 @@ def meta_headers(name: str, facts: Mapping[str, str]) -> tuple[dict[str, str], l
 
 # A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
 SHOWN_PER_GROUP = 3
+LONG_TABLE = 30  # rows: more, and the page links its files above the table as well
 KEPT = "the best of each kind"
 DEGENERATE = DEGENERATE_NOTE
 STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
@@ -239,8 +240,8 @@ def icc_paper() -> str:
 
     printed = yaml.safe_load((Path(__file__).parents[1] / "printed_numbers.yaml").read_text(encoding="utf-8"))
     values = ", ".join(f"{criterion} {icc2k}" for criterion, _, icc2k, _ in printed["hanna_tab3_icc2k"]["rows"])
-    return (f" HANNA prints ICC2k {values}; the layout *rater positions (released file)* gives other values (Coherence "
-            f"below 0) because {RELEASED_RATERS} (Reproduction audit, HANNA Tab. 3).")
+    return (f" HANNA prints ICC2k {values}; the layout *rater positions (released file)* gives other values because "
+            f"{RELEASED_RATERS} (Reproduction audit, HANNA Tab. 3).")
 # The inline markup the captions use, as docutils renders it (tests/test_report_pages.py compares the two).
 INLINE = [(re.compile(r"``(.+?)``"), r"<code>\1</code>"), (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
           (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>")]
@@ -379,13 +380,14 @@ def for_reading(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 
 def write_table_page(
     path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path], caption: str = "",
-    groups: list[str] | None = None, keep: Sequence[bool] | None = None, kept: str = "",
+    groups: list[str] | None = None, keep: Sequence[bool] | None = None, kept: str = "", wrap: bool = False,
 ) -> None:
     """A page with the caption, the table as HTML, the † note where a cell carries it, and its files to save.
 
     `groups`: columns of `frame` whose groups show their first SHOWN_PER_GROUP rows only (the table lists each
     group's best first); the first file (the whole table) is linked beside them. `keep`: rows shown besides
-    (each kind's best), which `kept` names."""
+    (each kind's best), which `kept` names. `wrap`: cells break into lines (sentences: the audit's reasons). A long
+    table links its files above it too."""
     shown, also = frame, ""
     if groups is not None:  # a column with one value was left out of the table: its rows are one group
         groups = [column for column in groups if column in frame]
@@ -399,7 +401,10 @@ def write_table_page(
     links = ", ".join(download_link(file) for file in files)
     table = MARKDOWN_BOLD.sub(r"<b>\1</b>", shown.to_html(index=False, na_rep="", border=0))
     table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table).replace("\\*", "*")  # Tab. 4's escaped asterisk: HANNA's *
-    body = f"{part}{table}\n{note}<p>Files: {links}.</p>"
+    files_line = f"<p>Files: {links}.</p>"
+    top = f"{files_line}\n" if len(shown) > LONG_TABLE else ""
+    style = "<style>td { white-space: normal; min-width: 4em; }</style>\n" if wrap else ""
+    body = f"{style}{top}{part}{table}\n{note}{files_line}"
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body, caption), encoding="utf-8"))
 
 
