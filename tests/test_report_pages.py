@@ -458,3 +458,16 @@ def test_wide_figures_scroll_inside_their_frame_and_fig8_names_its_coefficient(t
     assert "0000" not in f"sources={digests}" and repr(digests) == repr(dict(digests))
     facts = caption_facts({"levels": ["story"], "systems": True, "subset": False}, True, True, "released", ["none"])
     assert str(facts).startswith("the captions' sentences") and repr(facts) == repr(dict(facts))  # no dump
+
+
+def test_a_long_table_links_its_files_above_it_and_wraps_sentences(tmp_path):
+    from storyeval.plots.pages import LONG_TABLE, header
+
+    rows = LONG_TABLE + 1
+    frame = pd.DataFrame({"paper_value": range(rows), "explanation": ["a reason, in words"] * rows})
+    csv = _csv(tmp_path, frame)
+    page = tmp_path / "audit.html"
+    write_table_page(page, frame.rename(columns=header), "Reproduction audit", [csv], wrap=True)
+    text = page.read_text(encoding="utf-8")
+    assert text.index("Files:") < text.index("<table") and text.count("Files:") == 2
+    assert "<th>Paper value</th>" in text and "white-space: normal" in text
