@@ -384,7 +384,7 @@ def test_numbers_read_as_numbers():
     shown = for_reading(frame)
     assert list(shown.columns) == ["Level", "Metric", "Rank", "Wilcoxon p", "Kendall τ", "Borda"]
     assert shown.to_dict("list") == {"Level": ["story", "story"], "Metric": ["BLEU", "chrF"], "Rank": ["3", "4.5"],
-                                     "Wilcoxon p": ["0.0026", "8.5e-12"], "Kendall τ": ["0.8807", "0.5"],
+                                     "Wilcoxon p": ["0.0026", "8.5e-12"], "Kendall τ": ["0.8807", "0.5000"],
                                      "Borda": ["5308", "5200"]}
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from storyeval.plots.base import first_seen, new_figure, require_columns, white_style
+from storyeval.plots.pages import COEFFICIENTS
 
 COLOURS = {"metric": "#4c72b0", "LLM judge": "#dd8452"}
 COLUMNS = ["grouping", "criterion", "kind", "label", "r", "ci_low", "ci_high", "rank"]
@@ -56,6 +57,6 @@ def best_agreement(frame: pd.DataFrame, coefficient: str, dpi: int = 200) -> Fig
             ax.set_title(f"{criterion}, grouping {grouping}", fontsize=8)
             ax.tick_params(axis="x", labelsize=7)
         for ax in axes[-1]:
-            ax.set_xlabel(f"{coefficient} with the human ratings", fontsize=8)
+            ax.set_xlabel(f"{COEFFICIENTS.get(coefficient, coefficient)} with the human ratings", fontsize=8)
         figure.legend(loc="outside lower center", ncols=4, fontsize=7, frameon=False)
     return figure

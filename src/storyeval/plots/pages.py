@@ -351,7 +351,12 @@ def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3, cons
         if is_p_value(column) and pd.api.types.is_float_dtype(table[column]):
             shown[column] = table[column].map(p_text).tolist()
         elif pd.api.types.is_float_dtype(table[column]):
-            shown[column] = [number_text(value, digits) for value in table[column]]
+            values = table[column].dropna().to_numpy()
+            if np.allclose(2 * values, np.round(2 * values), rtol=0, atol=1e-9):  # ranks, counts: 3 beside 4.5
+                shown[column] = [number_text(value, digits) for value in table[column]]
+            else:  # a column of measurements: one number of decimals, the fewest that show every value exactly
+                places = max((len(number_text(value, digits).partition(".")[2]) for value in values), default=0)
+                shown[column] = [f"{value:.{places}f}" if pd.notna(value) else "" for value in table[column]]
     return table.assign(**shown).rename(columns=headers)
 
 
