@@ -365,7 +365,8 @@ HEADERS = {"r": "r", "abs_r": "|r|", "n_metrics": "Metrics", "rank_sum": "Rank s
            "kendall_tau": "Kendall τ", "kendall_p": "Kendall p", "coefficient_a": "Coefficient A",
            "coefficient_b": "Coefficient B", "label": "Metric", "p_bh": "p (BH)", "ci_low": "95 % CI low",
            "ci_high": "95 % CI high", "status": "Status (paper-exact)", "default_status": "Status (default)",
-           "storyeval_default": "storyeval (default)", "storyeval_paper_exact": "storyeval (paper-exact)"}
+           "storyeval_default": "storyeval (default)", "storyeval_paper_exact": "storyeval (paper-exact)",
+           "metric": "Metric", "ms_per_story": "ms per story", "max_rss_mb": "Peak memory (MB)"}
 
 
 def header(column: str) -> str:
