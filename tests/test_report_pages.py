@@ -471,3 +471,4 @@ def test_a_long_table_links_its_files_above_it_and_wraps_sentences(tmp_path):
     text = page.read_text(encoding="utf-8")
     assert text.index("Files:") < text.index("<table") and text.count("Files:") == 2
     assert "<th>Paper value</th>" in text and "white-space: normal" in text
+    assert "h3 { padding-left: 40px; }" in text  # the title clear of the report's menu button

@@ -127,7 +127,8 @@ SHOWN_PER_GROUP = 3
 LONG_TABLE = 30  # rows: more, and the page links its files above the table as well
 KEPT = "the best of each kind"
 DEGENERATE = DEGENERATE_NOTE
-STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
+# h3: the report's menu button (fixed, top left) covers a page title's first letters once the menu is closed.
+STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; } h3 { padding-left: 40px; }
 p { max-width: 60em; } img { display: block; margin-top: 8px; } p.caption { color: #333; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
