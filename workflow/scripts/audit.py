@@ -33,6 +33,6 @@ _atomic(snakemake.output.md, lambda tmp: open(tmp, "w", encoding="utf-8").write(
 findings = "".join(f"<p>{line}</p>\n" for line in [f"<b>{audit.headline(table)}</b>", *notes])
 shown = table.rename(columns=header).fillna("")  # headers as words; the CSV keeps the column names
 write_table_page(snakemake.output.page, shown, "Reproduction audit", [snakemake.output.csv, snakemake.output.md],
-                 findings, wrap=True)
+                 findings)
 _atomic(snakemake.output.landing, lambda tmp: open(tmp, "w", encoding="utf-8").write(audit.landing_text(table)))
 log.info("%s; %.1f s", audit.headline(table), time.perf_counter() - start)

@@ -125,6 +125,7 @@ def meta_headers(name: str, facts: Mapping[str, str]) -> tuple[dict[str, str], l
 # A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
 SHOWN_PER_GROUP = 3
 LONG_TABLE = 30  # rows: more, and the page links its files above the table as well
+LONG_TEXT = 60  # characters: a column with a longer cell breaks into lines
 KEPT = "the best of each kind"
 DEGENERATE = DEGENERATE_NOTE
 # h3: the report's menu button (fixed, top left) covers a page title's first letters once the menu is closed.
@@ -387,14 +388,14 @@ def for_reading(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
 
 def write_table_page(
     path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path], caption: str = "",
-    groups: list[str] | None = None, keep: Sequence[bool] | None = None, kept: str = "", wrap: bool = False,
+    groups: list[str] | None = None, keep: Sequence[bool] | None = None, kept: str = "",
 ) -> None:
     """A page with the caption, the table as HTML, the † note where a cell carries it, and its files to save.
 
     `groups`: columns of `frame` whose groups show their first SHOWN_PER_GROUP rows only (the table lists each
     group's best first); the first file (the whole table) is linked beside them. `keep`: rows shown besides
-    (each kind's best), which `kept` names. `wrap`: cells break into lines (sentences: the audit's reasons). A long
-    table links its files above it too."""
+    (each kind's best), which `kept` names. A column of long texts (the audit's reasons, Kemeny's top lists) breaks
+    into lines, the others keep one; a long table links its files above it too."""
     shown, also = frame, ""
     if groups is not None:  # a column with one value was left out of the table: its rows are one group
         groups = [column for column in groups if column in frame]
@@ -410,7 +411,9 @@ def write_table_page(
     table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table).replace("\\*", "*")  # Tab. 4's escaped asterisk: HANNA's *
     files_line = f"<p>Files: {links}.</p>"
     top = f"{files_line}\n" if len(shown) > LONG_TABLE else ""
-    style = "<style>td { white-space: normal; min-width: 4em; }</style>\n" if wrap else ""
+    long = [f"td:nth-child({place})" for place, column in enumerate(shown.columns, 1)
+            if shown[column].astype(str).str.len().max() > LONG_TEXT]
+    style = f"<style>{', '.join(long)} {{ white-space: normal; min-width: 24em; }}</style>\n" if long else ""
     body = f"{style}{top}{part}{table}\n{note}{files_line}"
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body, caption), encoding="utf-8"))
 
