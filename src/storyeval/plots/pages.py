@@ -133,7 +133,7 @@ STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; } h3 { pad
 p { max-width: 60em; } img { display: block; margin-top: 8px; } p.caption { color: #333; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
-th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }
+th { background: #eef2f7; white-space: normal; } tr:nth-child(even) td { background: #fafafa; }
 div.frame { overflow: auto; max-width: 100%; max-height: 90vh; border: 1px solid #ddd; }"""
 
 
@@ -413,7 +413,7 @@ def write_table_page(
     top = f"{files_line}\n" if len(shown) > LONG_TABLE else ""
     long = [f"td:nth-child({place})" for place, column in enumerate(shown.columns, 1)
             if shown[column].astype(str).str.len().max() > LONG_TEXT]
-    style = f"<style>{', '.join(long)} {{ white-space: normal; min-width: 24em; }}</style>\n" if long else ""
+    style = f"<style>{', '.join(long)} {{ white-space: normal; min-width: 16em; }}</style>\n" if long else ""
     body = f"{style}{top}{part}{table}\n{note}{files_line}"
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body, caption), encoding="utf-8"))
 
