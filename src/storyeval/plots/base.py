@@ -176,8 +176,8 @@ def tight_page(fig: Figure, pad_inches: float) -> Bbox:
     box = fig.get_tightbbox(fig.canvas.get_renderer())
     if shows_degenerate(fig):  # the file carries its own † footnote, below everything drawn
         fig.set_layout_engine(None)  # the laid-out axes stay where they are
-        fig.text(box.x0, box.y0 - 0.08, f"{DEGENERATE_NOTE}.", transform=fig.dpi_scale_trans, ha="left", va="top",
-                 fontsize=6)
+        width, height = fig.get_size_inches()  # figure fractions: savefig(bbox_inches) moves transFigure, not inches
+        fig.text(box.x0 / width, (box.y0 - 0.08) / height, f"{DEGENERATE_NOTE}.", ha="left", va="top", fontsize=6)
         fig.draw_without_rendering()
         box = fig.get_tightbbox(fig.canvas.get_renderer())
     return box.padded(pad_inches)
