@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 CORES ?= 2
 STAMP := $(VENV)/.storyeval-env
 
-.PHONY: env reproduce test test-slow test-all bench lint report clean check-env check-config
+.PHONY: env reproduce test test-slow test-all bench lint report report-released clean check-env check-config
 
 env: $(STAMP)
 
@@ -68,9 +68,18 @@ DATASET ?=
 REPORT_ARGS := $(if $(CONFIG),--configfile $(CONFIG)) $(if $(DATASET),-- dataset_$(DATASET))
 REPORT_FILE := $(if $(DATASET),report-$(DATASET).html,report.html)
 
+REPORT_STYLE := --report-stylesheet workflow/report/report.css
+
 report: check-env check-config
 	$(BIN)/snakemake --cores $(CORES) $(REPORT_ARGS)
-	$(BIN)/snakemake --report $(REPORT_FILE) $(REPORT_ARGS)
+	$(BIN)/snakemake --report $(REPORT_FILE) $(REPORT_STYLE) $(REPORT_ARGS)
+	$(BIN)/python -m storyeval.workflow.report $(REPORT_FILE) $(DATASET)
+
+# HANNA's released scores alone with the reproduction audit (target `released`: minutes, no metric computed).
+report-released: check-env
+	$(BIN)/snakemake --cores $(CORES) released
+	$(BIN)/snakemake --report report-released.html $(REPORT_STYLE) released
+	$(BIN)/python -m storyeval.workflow.report report-released.html "hanna, released scores"
 
 clean:
 	rm -rf results logs benchmarks .snakemake report.html report-*.html

@@ -38,4 +38,12 @@ rule all:
     default_target: True
     input:
         startup_check(workflow_targets.all_targets, RUN),
-        ["results/audit/audit.csv", "results/audit/audit.md", "results/audit/audit.html"] if AUDIT_WANTED else [],
+        AUDIT_OUTPUTS if AUDIT_WANTED else [],
+
+
+# HANNA's released scores alone, with the reproduction audit: `make report-released` (minutes, no metric computed).
+rule released:
+    input:
+        startup_check(workflow_targets.released_targets, RUN),
+        AUDIT_OUTPUTS if AUDIT_WANTED else [],
+    localrule: True

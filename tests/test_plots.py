@@ -488,3 +488,24 @@ def test_meta_best_rows_lie_inside_their_panel():
              "ci_low": [0.2, 0.7, None][k], "ci_high": [0.4, 0.9, None][k], "rank": 1} for k in range(3)]
     low, high = best_agreement(pd.DataFrame(rows), "pearson").axes[0].get_ylim()
     assert (low, high) == (-0.5, 2.5)
+
+
+def test_a_figure_that_draws_the_dagger_carries_its_footnote(tmp_path):
+    """A figure whose labels carry † holds the † note itself (the PNG and PDF travel without the report page), drawn
+    below everything else inside the saved page; a figure without † has no note."""
+    import matplotlib.pyplot as plt
+
+    from storyeval.plots.base import save_figure
+
+    widths = {}
+    for label, noted in (("BaryScore-SD-0.001†", True), ("BaryScore-W", False)):
+        figure, ax = plt.subplots(figsize=(3, 2))
+        ax.set_yticks([0, 1], [label, "BLEU"])
+        pixels = save_figure(figure, tmp_path / f"{noted}.pdf", tmp_path / f"{noted}.png", dpi=100)
+        ink = pixels[..., :3].sum(axis=2) < 300
+        widths[noted] = pixels.shape[1]
+        if noted:  # the note's line: ink in the bottom rows, right of where the axes end
+            bottom = ink[-int(0.15 * pixels.shape[0]):]
+            assert bottom[:, int(0.8 * pixels.shape[1]):].any() and not ink[:, -2:].any()
+        plt.close(figure)
+    assert widths[True] > 1.5 * widths[False]  # the note is wider than the small figure: the page grew to hold it

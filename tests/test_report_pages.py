@@ -211,12 +211,49 @@ def test_meta_tables_are_for_people(tmp_path):
                                    "95 % CI high", "Cluster rank"]
     assert shown["r"].iloc[1] == "0.467" and shown["Cluster rank"].iloc[0] == 1
     counts = readable(pd.DataFrame({"borda": [1957.0, 1341.5], "rank": [1.0, 2.0]}), {"borda": "Borda", "rank": "R"})
-    assert counts.to_dict("list") == {"Borda": ["1957.0", "1341.5"], "R": ["1", "2"]}
+    assert counts.to_dict("list") == {"Borda": ["1957", "1341.5"], "R": ["1", "2"]}
     page = tmp_path / "meta_best_table.html"
     write_table_page(page, shown, "Meta", [csv], "", groups)
     text = page.read_text(encoding="utf-8")
     assert text.count("<tr") == 1 + 2 * 2 * SHOWN_PER_GROUP and "12 of 20 rows" in text
     assert "Metric 3" not in text and linked(page) == {"meta_best.csv": csv.read_bytes()}
+
+
+def test_the_best_column_leads_its_group_whatever_its_kind(tmp_path):
+    """The judges listed first and a metric that beats every judge: the metric leads its table rows, stands on the
+    page and heads its figure panel; with judges that beat every metric, each kind's best still stands there."""
+    from storyeval.plots.meta import best_agreement
+    from storyeval.stats.meta import FAMILY, best_table
+
+    keys = {"grouping": "none", "coefficient": "pearson", "criterion": "Flow"}
+    judges = [{**keys, "metric": f"judge-{k}", "label": f"Judge {k}", "family": FAMILY, "r": 0.4 - k / 100}
+              for k in range(5)]
+    metrics = [{**keys, "metric": f"metric-{k}", "label": f"Metric {k}", "family": "string", "r": 0.6 - k / 5}
+               for k in range(5)]
+    for winner, loser in ((0.6, 0.4), (0.2, 0.5)):  # a metric beats every judge; then every judge beats it
+        intervals = pd.DataFrame(judges + [{**row, "r": winner - k / 5} for k, row in enumerate(metrics)])
+        intervals = intervals.assign(r=np.where(intervals["family"] == FAMILY, loser - np.arange(10) / 100,
+                                                intervals["r"]), ci_low=lambda f: f["r"] - 0.1,
+                                     ci_high=lambda f: f["r"] + 0.1)
+        clusters = intervals[["grouping", "coefficient", "criterion", "metric"]].assign(
+            rank=intervals["r"].rank(ascending=False, method="first").astype(int))
+        table = best_table(intervals, clusters, top=5)
+        assert table["r"].is_monotonic_decreasing and table["kind_best"].sum() == 2
+        headers, groups = META_TABLES["meta_best_table"]
+        page = tmp_path / "meta_best_table.html"
+        write_table_page(page, readable(table, headers), "Meta", [_csv(tmp_path, table)], "", groups,
+                         table["kind_best"].to_numpy(), "the best of each kind")
+        rows = re.findall(r"<tr>\s*<td>(.*?)</td>\s*<td>(.*?)</td>", page.read_text(encoding="utf-8"))
+        best = "Metric 0" if winner > loser else "Judge 0"
+        assert rows[0][0] == best and {"Metric 0", "Judge 0"} <= {label for label, _ in rows}
+        panel = best_agreement(table, "pearson").axes[0]
+        assert panel.get_yticklabels()[-1].get_text() == best  # the top row of the panel
+
+
+def _csv(folder: Path, table: pd.DataFrame) -> Path:
+    path = folder / "meta_best.csv"
+    table.to_csv(path, index=False)
+    return path
 
 
 class Named:
@@ -320,9 +357,118 @@ def test_make_report_reports_one_dataset_and_never_installs():
         return subprocess.run(["make", "-n", "-C", str(repo), "report", *args], capture_output=True, text=True,
                               check=True).stdout
 
-    one = planned("CONFIG=mine.yaml", "DATASET=mine")
-    assert "snakemake --cores 2 --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
-    assert "snakemake --report report-mine.html --configfile mine.yaml -- dataset_mine" in " ".join(one.split())
+    one = " ".join(planned("CONFIG=mine.yaml", "DATASET=mine").split())
+    style = "--report-stylesheet workflow/report/report.css"
+    assert "snakemake --cores 2 --configfile mine.yaml -- dataset_mine" in one
+    assert f"snakemake --report report-mine.html {style} --configfile mine.yaml -- dataset_mine" in one
+    assert "python -m storyeval.workflow.report report-mine.html mine" in one  # the tab names the dataset
     default = " ".join(planned().split())
     assert "--report report.html" in default and "dataset_" not in default and "--configfile" not in default
     assert "pip" not in one + default and "run make env" in default
+    released = " ".join(subprocess.run(["make", "-n", "-C", str(repo), "report-released"], capture_output=True,
+                                       text=True, check=True).stdout.split())
+    assert "snakemake --cores 2 released" in released and f"--report report-released.html {style} released" in released
+    assert (REPORT / "report.css").is_file()
+
+
+def test_numbers_read_as_numbers():
+    """p-values to two significant digits, scientific below 1e-3 with a plain exponent; ranks and counts without
+    `.0`; the slug beside its label left out; snake_case headers as words."""
+    from storyeval.plots.pages import for_reading, p_text
+
+    assert [p_text(p) for p in (0.002583, 0.05, 0.5, 2.981e-13, 1.0, float("nan"))] == [
+        "0.0026", "0.05", "0.5", "3.0e-13", "1", ""]
+    frame = pd.DataFrame({"level": ["story", "story"], "metric": ["bleu", "chrf"], "label": ["BLEU", "chrF"],
+                          "rank": [3.0, 4.5], "wilcoxon_p": [0.002583, 8.522e-12], "kendall_tau": [0.88071, 0.5],
+                          "borda": [5308.0, 5200.0]})
+    shown = for_reading(frame)
+    assert list(shown.columns) == ["Level", "Metric", "Rank", "Wilcoxon p", "Kendall τ", "Borda"]
+    assert shown.to_dict("list") == {"Level": ["story", "story"], "Metric": ["BLEU", "chrF"], "Rank": ["3", "4.5"],
+                                     "Wilcoxon p": ["0.0026", "8.5e-12"], "Kendall τ": ["0.8807", "0.5000"],
+                                     "Borda": ["5308", "5200"]}
+
+
+def test_tab4_marks_as_hanna_prints_them(tmp_path):
+    """Bold and * on the best generated system of a column (the human reference, best of all, unmarked), italic
+    on a system whose interval overlaps the best one's; the page shows them as HTML."""
+    from storyeval.tables import tab4_system_means
+
+    rows = [("Human", 4.2, 4.0, 4.4), ("A", 2.8, 2.6, 3.0), ("B", 2.7, 2.5, 2.9), ("C", 2.0, 1.9, 2.1)]
+    means = pd.DataFrame([{"system": system, "criterion": criterion, "mean": mean, "ci_low": low, "ci_high": high}
+                          for criterion in ("Relevance", "Average") for system, mean, low, high in rows])
+    table = tab4_system_means(means, "Human").set_index("System")["Relevance"]
+    assert table.to_dict() == {"Human": "4.20 [4.00, 4.40]", "A": "**2.80**\\* [2.60, 3.00]",
+                               "B": "*2.70* [2.50, 2.90]", "C": "2.00 [1.90, 2.10]"}
+    page = tmp_path / "tab4.html"
+    write_table_page(page, tab4_system_means(means, "Human"), "Tab. 4", [_csv(tmp_path, means)])
+    text = page.read_text(encoding="utf-8")
+    assert "<td><b>2.80</b>* [2.60, 3.00]</td>" in text and "<td><i>2.70</i> [2.50, 2.90]</td>" in text
+    assert "<td>4.20 [4.00, 4.40]</td>" in text and "\\" not in text
+
+
+def test_the_landing_page_states_the_answers(tmp_path):
+    """The audit's headline and, per grouping and criterion, the best metric and LLM judge with their clusters
+    and how often a judge leads, on the landing page; the report's tab names storyeval and the dataset."""
+    from storyeval.audit import landing_text
+    from storyeval.plots.pages import best_answer
+    from storyeval.workflow.report import retitle
+
+    keys = {"coefficient": "pearson", "family": "string", "ci_low": 0.0, "ci_high": 1.0, "rank1_size": 1}
+    best = pd.DataFrame([
+        {**keys, "grouping": "none", "criterion": "Flow", "kind": "metric", "label": "chrF", "r": 0.5, "rank": 1},
+        {**keys, "grouping": "none", "criterion": "Flow", "kind": "LLM judge", "label": "Judge", "r": 0.4, "rank": 2},
+        {**keys, "grouping": "none", "criterion": "Wit", "kind": "LLM judge", "label": "Judge", "r": 0.6, "rank": 1},
+        {**keys, "grouping": "none", "criterion": "Wit", "kind": "metric", "label": "BLEU", "r": 0.3, "rank": 2},
+    ]).assign(kind_best=True)
+    (tmp_path / "meta_best.rst").write_text(best_answer(best, "hanna, released scores", "pearson"))
+    audit = pd.DataFrame({"status": ["exact"] * 3 + ["within printed precision", "explained deviation"],
+                          "default_status": ["exact"] * 2 + ["explained deviation"] * 3})
+    (tmp_path / "audit.rst").write_text(landing_text(audit))
+    full = landing(tmp_path, {"hanna, released scores": {"Figures": ["meta_best.html"]},
+                              "Reproduction audit": {"Tables": ["audit.html"]}})
+    assert "Reproduction audit: 3 of 5 published numbers reproduced exactly (1 more within printed precision), " \
+           "1 explained, 0 unexplained" in full
+    assert "Flow chrF 0.500 (cluster 1) > Judge 0.400 (cluster 2); Wit Judge 0.600 (cluster 1) > BLEU 0.300" in full
+    assert "An LLM judge leads 1 of 2 cells, a metric 1; an LLM judge is in the best cluster in 1." in full
+    assert "Tab. 7" in full
+    own = landing(tmp_path, {"mine, computed scores": {"Figures": ["meta_best.html"]}})  # judges configured for it
+    assert "which LLM judge configured for this dataset" in own and "Tab. 7" not in own
+    report = tmp_path / "report.html"
+    report.write_text("<html><head><title>Snakemake Report</title></head><body><title>x</title></body></html>")
+    retitle(report, "example")
+    assert report.read_text().startswith("<html><head><title>storyeval report: example</title>")
+
+
+def test_wide_figures_scroll_inside_their_frame_and_fig8_names_its_coefficient(tmp_path):
+    from storyeval import plan
+    from storyeval.sources import Digests
+
+    png, pdf = tmp_path / "wide.png", tmp_path / "wide.pdf"
+    Image.new("RGBA", (3000, 200), "white").save(png)
+    pdf.write_bytes(b"%PDF")
+    write_figure_page(tmp_path / "wide.html", png, pdf, "Fig. 9", 200)
+    text = (tmp_path / "wide.html").read_text()
+    assert re.search(r'<div class="frame"><img width="2250" alt', text) and "div.frame { overflow: auto" in text
+    write_figure_page(tmp_path / "violins.html", png, pdf, "Fig. 9", 200, fit=True)  # no cell numbers: fitted
+    assert 'style="max-width: 100%; height: auto"' in (tmp_path / "violins.html").read_text()
+    assert 'max-width: 100%' not in text.split("<body>")[1]
+    spec = plan.figures_of(CRITERIA, topk_coefficient="kendall")["fig08_topk_systems"]
+    assert figure_labels("fig08_topk_systems", spec)["Coefficient"] == "|Kendall|"
+    digests = Digests({"a.py": "0" * 64, "storyeval.io": "1" * 64})
+    assert "0000" not in f"sources={digests}" and repr(digests) == repr(dict(digests))
+    facts = caption_facts({"levels": ["story"], "systems": True, "subset": False}, True, True, "released", ["none"])
+    assert str(facts).startswith("the captions' sentences") and repr(facts) == repr(dict(facts))  # no dump
+
+
+def test_a_long_table_links_its_files_above_it_and_wraps_sentences(tmp_path):
+    from storyeval.plots.pages import LONG_TABLE, header
+
+    rows = LONG_TABLE + 1
+    frame = pd.DataFrame({"paper_value": range(rows), "explanation": ["a reason, in words, " * 4] * rows})
+    csv = _csv(tmp_path, frame)
+    page = tmp_path / "audit.html"
+    write_table_page(page, frame.rename(columns=header), "Reproduction audit", [csv])
+    text = page.read_text(encoding="utf-8")
+    assert text.index("Files:") < text.index("<table") and text.count("Files:") == 2
+    assert "<th>Paper value</th>" in text and "td:nth-child(2) { white-space: normal" in text
+    assert "h3 { padding-left: 40px; }" in text  # the title clear of the report's menu button

@@ -24,7 +24,7 @@ from scipy import stats
 
 from storyeval.analysis import as_written, rankings, system_variant
 from storyeval.data.load import needs_exact_means, reanalysis_recomputes
-from storyeval.data.registry import resolve_metrics
+from storyeval.data.registry import RELEASED_RATERS, resolve_metrics
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
 from storyeval.io import markdown_table
@@ -52,8 +52,7 @@ SWITCHES = {
 }
 # Why a printed number stays out of reach of the released data, by table (applies only where it deviates).
 DATA_LIMITS = {
-    "hanna_tab3_icc2k": "the paper's judges are mTurk workers from the raw annotation file, which is not available "
-                        "here; the released file has rater positions 1-3 only",
+    "hanna_tab3_icc2k": RELEASED_RATERS,
     "storyer_tab3": "StoryER's trained model and its perplexity baseline's setup were not released; storyeval's "
                     "own evaluator is a retrained stand-in and is not compared",
 }
@@ -649,6 +648,14 @@ def _counts(table: pd.DataFrame) -> str:
 def headline(table: pd.DataFrame) -> str:
     """The audit's line: N of M published numbers reproduced exactly, K explained."""
     return f"{_counts(table)} (paper-exact profile)"
+
+
+def landing_text(table: pd.DataFrame) -> str:
+    """The report landing page's paragraph on the audit: both profiles' counts (reStructuredText)."""
+    default = summary(table.assign(status=table["default_status"]))
+    tally = ", ".join(f"{default[status]} {status}" for status in STATUSES)
+    return (f"**Reproduction audit: {_counts(table)}** under config/paper-exact.yaml; under the default settings "
+            f"{tally}. Every number with its status and reason: *Reproduction audit*.\n")
 
 
 def readme_counts(table: pd.DataFrame) -> str:

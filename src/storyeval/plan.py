@@ -58,9 +58,10 @@ def williams_figures(criteria: Sequence[str], p_values: str) -> dict[str, dict]:
     }
 
 
-def figures_of(criteria: Sequence[str], p_values: str = "raw") -> dict[str, dict]:
-    """{name: spec} of every figure of a dataset rating `criteria`. The rule that draws a figure is
-    fig_<its family> (figure_family): the representative subset's in fig_subset, the others by kind and level."""
+def figures_of(criteria: Sequence[str], p_values: str = "raw", topk_coefficient: str = "spearman") -> dict[str, dict]:
+    """{name: spec} of every figure of a dataset rating `criteria` (Fig. 8's |r| by `topk_coefficient`, config
+    stats.topk.coefficient). The rule that draws a figure is fig_<its family> (figure_family): the representative
+    subset's in fig_subset, the others by kind and level."""
     return {
         **heatmaps("criteria", ["fig01", "fig02", "fig10", "fig11", "fig12", "fig13"]),  # criteria x criteria
         **heatmaps("metric_criteria", ["fig03", "fig04"], ["kendall"], subset=True),  # representative subset
@@ -70,7 +71,8 @@ def figures_of(criteria: Sequence[str], p_values: str = "raw") -> dict[str, dict
         **williams_figures(criteria, p_values),
         "fig07_bootstrap_f1_subset": {"kind": "bootstrap_f1", "subset": True},
         "fig26_bootstrap_f1": {"kind": "bootstrap_f1", "subset": False},
-        "fig08_topk_systems": {"kind": "topk", "level": "system", "subset": False},
+        "fig08_topk_systems": {"kind": "topk", "level": "system", "subset": False,
+                               "topk_coefficient": topk_coefficient},
         "fig09_rating_violins": {"kind": "violins", "subset": False},
     }
 
@@ -181,8 +183,8 @@ def report_page(base: str, name: str) -> str:
 
 
 @cache
-def _figures_of(criteria: tuple[str, ...], p_values: str) -> dict[str, dict]:
-    return figures_of(criteria, p_values)
+def _figures_of(criteria: tuple[str, ...], p_values: str, topk_coefficient: str) -> dict[str, dict]:
+    return figures_of(criteria, p_values, topk_coefficient)
 
 
 def enabled_figures(config: Mapping, criteria: Sequence[str]) -> dict[str, dict]:
@@ -191,7 +193,8 @@ def enabled_figures(config: Mapping, criteria: Sequence[str]) -> dict[str, dict]
     analysis = config["analysis"]
     return {
         name: spec
-        for name, spec in _figures_of(tuple(criteria), config["figures"]["p_values"]).items()
+        for name, spec in _figures_of(tuple(criteria), config["figures"]["p_values"],
+                                      config["stats"]["topk"]["coefficient"]).items()
         if spec.get("level", analysis["levels"][0]) in analysis["levels"]
         and spec.get("coefficient", analysis["coefficients"][0]) in analysis["coefficients"]
     }

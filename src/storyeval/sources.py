@@ -18,6 +18,36 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 
+class Described(dict):
+    """A rule parameter that Snakemake's report lists by what it is, not as a dump: Snakemake compares parameters
+    by repr (a dict's, so a change still reruns the rule) and its report shows them by str."""
+
+    description = "a mapping"
+
+    def __str__(self) -> str:
+        return self.description
+
+
+class Digests(Described):
+    """{script or module: sha256} of a rule (its `sources` parameter): editing a file reruns the rule."""
+
+    def __str__(self) -> str:
+        return f"sha256 of its script and {len(self) - 1} storyeval modules (a change reruns it)"
+
+
+class Facts(Described):
+    """The caption sentences of a score set (storyeval.plots.pages.caption_facts)."""
+
+    description = "the captions' sentences on this score set, as computed (caption_facts)"
+
+
+class Specs(Described):
+    """{figure name: spec} of a figure job."""
+
+    def __str__(self) -> str:
+        return ", ".join(self)
+
+
 def module_sources(*roots: str) -> dict[str, str]:
     """{module or script path: source file} of the roots (module names, or paths of .py scripts) and of every
     storyeval module they import, directly or through another; sorted by key."""

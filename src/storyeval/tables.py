@@ -10,14 +10,23 @@ from storyeval.criteria import ordered_criteria
 COEFFICIENT_NAMES = {"kendall": "Kendall", "spearman": "Spearman", "pearson": "Pearson"}
 
 
-def tab4_system_means(means: pd.DataFrame) -> pd.DataFrame:
-    """Systems x (criteria + Average): `mean [ci_low, ci_high]`; ** best, * CI overlaps the best's."""
+def tab4_system_means(means: pd.DataFrame, reference_system: str | None = None) -> pd.DataFrame:
+    """Systems x (criteria + Average): `mean [ci_low, ci_high]`, marked as HANNA prints them among the generated
+    systems (the human reference left out): ** bold and * the best generated system of a column, italic a system
+    whose interval overlaps the best one's."""
+    means = means.reset_index(drop=True)
+    generated = means["system"] != reference_system
+    best_index = means[generated].groupby("criterion", sort=False)["mean"].idxmax()
+    is_best = means.index.isin(best_index)
+    best_low = means.loc[best_index].set_index("criterion")["ci_low"]
+    overlaps = generated & (means["ci_high"] >= means["criterion"].map(best_low))
 
-    def cell(row: pd.Series) -> str:
-        mark = "**" if row["best"] else ("*" if row["within_ci"] else "")
-        return f"{mark}{row['mean']:.2f}{mark} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
+    def cell(row: pd.Series, best: bool, overlap: bool) -> str:
+        mean = f"{row['mean']:.2f}"
+        mean = f"**{mean}**\\*" if best else f"*{mean}*" if overlap else mean
+        return f"{mean} [{row['ci_low']:.2f}, {row['ci_high']:.2f}]"
 
-    frame = means.assign(cell=means.apply(cell, axis=1))
+    frame = means.assign(cell=[cell(row, b, o) for (_, row), b, o in zip(means.iterrows(), is_best, overlaps)])
     table = frame.pivot(index="system", columns="criterion", values="cell")
     criteria = ordered_criteria(means.loc[means["criterion"] != "Average", "criterion"])
     table = table.loc[list(dict.fromkeys(means["system"])), criteria + ["Average"]]

@@ -6,6 +6,7 @@ from storyeval.workflow import audit as workflow_audit
 # The audit joins the default target when its paper values are there (else one start-up note).
 PAPER_VALUES = workflow_audit.audit_file(config, "paper_values", workflow.basedir)
 AUDIT_WANTED = Path(PAPER_VALUES).is_file()
+AUDIT_OUTPUTS = [f"results/audit/audit.{suffix}" for suffix in ("csv", "md", "html", "rst")]
 if not AUDIT_WANTED:
     STARTUP_NOTES.append(
         f"audit left out: {config_key('audit.paper_values')} ({PAPER_VALUES}) is "
@@ -23,6 +24,7 @@ rule audit:
     output:
         csv="results/audit/audit.csv",
         md="results/audit/audit.md",
+        landing="results/audit/audit.rst",  # the landing page's headline (workflow/report/workflow.rst)
         page=report(
             "results/audit/audit.html",
             caption="../report/audit.rst",

@@ -30,7 +30,7 @@ from storyeval.neural.placement import gpu_jobs, gpu_visible, job_threads
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval import plan
-from storyeval.sources import module_sources
+from storyeval.sources import Digests, Specs, module_sources
 from storyeval.workflow import analysis as workflow_analysis
 from storyeval.workflow import judges as workflow_judges
 from storyeval.workflow import metrics as workflow_metrics
@@ -213,4 +213,6 @@ def script_digest(script, *modules):
     (storyeval.sources): editing any of them reruns the rule (Snakemake's params trigger). Keys are module
     names and the script's own name, so the parameters do not depend on where the repository lies."""
     path = str(Path(workflow.basedir) / "workflow/scripts" / script)
-    return {(script if key == path else key): sha256sum(file) for key, file in module_sources(path, *modules).items()}
+    return Digests(
+        {(script if key == path else key): sha256sum(file) for key, file in module_sources(path, *modules).items()}
+    )

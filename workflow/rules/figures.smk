@@ -30,7 +30,7 @@ for rule_name, (datasets, figures) in FIGURE_RULES.items():
             CORE_ENV
         params:
             **plan.family_params(config, figures),
-            figures=figures,
+            figures=Specs(figures),
             facts=caption_facts,
             sources=script_digest("figures.py"),
         script:
@@ -63,6 +63,7 @@ for rule_name, names in TABLE_RULES.items():
         params:
             **{key: config["analysis"][key] for name in names for key in plan.TABLES[name][1]},
             tables=names,
+            reference_system=HANNA["reference_system"],  # Tab. 4 marks the generated systems
             facts=caption_facts,
             sources=script_digest("tables.py"),
         script:

@@ -125,6 +125,7 @@ rule meta_best:
         ),
         pdf="results/{dataset}/{scoreset}/figures/meta_best.pdf",
         png="results/{dataset}/{scoreset}/figures/meta_best.png",
+        landing="results/{dataset}/{scoreset}/report/meta_best.rst",  # its answer on the landing page
         figure_page=report_entry(
             plan.report_page("results/{dataset}/{scoreset}", "meta_best"),
             "meta_best",

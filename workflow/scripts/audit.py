@@ -7,7 +7,7 @@ import yaml
 from storyeval import audit
 from storyeval.data.load import human_cube, load_cubes
 from storyeval.io import _atomic, log_to, read_table, write_csv
-from storyeval.plots.pages import _page
+from storyeval.plots.pages import header, write_table_page
 
 start = time.perf_counter()
 log = log_to(snakemake.log[0])
@@ -30,7 +30,9 @@ notes = audit.findings(data, table)
 write_csv(table, snakemake.output.csv)
 text = audit.markdown(table, notes)
 _atomic(snakemake.output.md, lambda tmp: open(tmp, "w", encoding="utf-8").write(text))
-body = "".join(f"<p>{line}</p>\n" for line in [f"<b>{audit.headline(table)}</b>", *notes])
-page = _page("Reproduction audit", body + table.to_html(index=False, na_rep="", border=0))
-_atomic(snakemake.output.page, lambda tmp: open(tmp, "w", encoding="utf-8").write(page))
+findings = "".join(f"<p>{line}</p>\n" for line in [f"<b>{audit.headline(table)}</b>", *notes])
+shown = table.rename(columns=header).fillna("")  # headers as words; the CSV keeps the column names
+write_table_page(snakemake.output.page, shown, "Reproduction audit", [snakemake.output.csv, snakemake.output.md],
+                 findings)
+_atomic(snakemake.output.landing, lambda tmp: open(tmp, "w", encoding="utf-8").write(audit.landing_text(table)))
 log.info("%s; %.1f s", audit.headline(table), time.perf_counter() - start)

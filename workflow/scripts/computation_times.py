@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 
 from storyeval.io import log_to, read_table, write_csv, write_markdown
-from storyeval.plots.pages import caption_html, write_table_page
+from storyeval.plots.pages import caption_html, for_reading, write_table_page
 
 log = log_to(snakemake.log[0])
 stories = len(read_table(snakemake.input.texts, ["story_id"]))
@@ -19,7 +19,8 @@ for path in snakemake.input.benchmarks:
 table = pd.DataFrame(rows)
 write_csv(table, snakemake.output.csv)
 title = f"Computation time per metric on {snakemake.wildcards.dataset} (one Snakemake job each, loading included)"
-write_markdown(table, snakemake.output.md, title)
+shown = for_reading(table, digits=2)  # headers in words; the CSV keeps the column names
+write_markdown(shown, snakemake.output.md, title)
 caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
-write_table_page(snakemake.output.page, table, title, [snakemake.output.csv, snakemake.output.md], caption)
+write_table_page(snakemake.output.page, shown, title, [snakemake.output.csv, snakemake.output.md], caption)
 log.info("\n%s", table.to_string())

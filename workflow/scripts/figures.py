@@ -16,7 +16,7 @@ from storyeval.plots.heatmaps import (
     pvalue_heatmap,
     williams_matrix,
 )
-from storyeval.plots.pages import caption_html, figure_caption, figure_heading, write_figure_page
+from storyeval.plots.pages import caption_html, figure_caption, figure_fits, figure_heading, write_figure_page
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -131,6 +131,6 @@ for name, spec in params.figures.items():
         note = missing_note(read_table(snakemake.input[key], [column]), table("registry"), column)
         caption += f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
     write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
-                      caption, degenerate)
+                      caption, degenerate, figure_fits(spec))
     log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,
              time.process_time() - saved)

@@ -1,6 +1,7 @@
 """Which LLM judge and which metric agree best with humans, per criterion and grouping: table and figure."""
 
 import html
+from pathlib import Path
 
 import pandas as pd
 
@@ -8,7 +9,15 @@ from storyeval.analysis import missing_note
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots import save_figure
 from storyeval.plots.meta import best_agreement
-from storyeval.plots.pages import caption_html, meta_headers, readable, write_figure_page, write_table_page
+from storyeval.plots.pages import (
+    KEPT,
+    best_answer,
+    caption_html,
+    meta_headers,
+    readable,
+    write_figure_page,
+    write_table_page,
+)
 from storyeval.stats.confounds import flagged
 from storyeval.stats.meta import best_table
 
@@ -31,7 +40,10 @@ caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.p
 names = intervals.rename(columns={"metric": "slug"})[["slug", "label"]].drop_duplicates("slug")
 note = missing_note(intervals, names)  # BOOT-BOTH's count of each column's stories without a value
 caption += f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
-write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups)
+write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups,
+                 table["kind_best"].to_numpy(), KEPT)
 pixels = save_figure(best_agreement(table, p.coefficient, p.dpi), out.pdf, out.png, p.dpi)
 write_figure_page(out.figure_page, out.png, out.pdf, p.title, p.dpi, pixels, caption)
+name = f"{snakemake.wildcards.dataset}, {snakemake.wildcards.scoreset} scores"
+Path(out.landing).write_text(best_answer(table, name, p.coefficient), encoding="utf-8")
 log.info("%d rows (%d criteria x %d groupings)", len(table), table["criterion"].nunique(), table["grouping"].nunique())

@@ -5,7 +5,7 @@ import pandas as pd
 
 from storyeval.data.registry import marked
 from storyeval.io import log_to, read_table, write_csv, write_markdown
-from storyeval.plots.pages import caption_html, meta_headers, readable, write_table_page
+from storyeval.plots.pages import KEPT, caption_html, meta_headers, readable, write_table_page
 from storyeval.stats.meta import best_consensus, consensus_tables
 
 log = log_to(snakemake.log[0])
@@ -26,5 +26,6 @@ headers, groups = meta_headers("meta_consensus_table", snakemake.params.facts)
 shown = readable(table, headers)  # for people: labels, no constant columns; the CSVs keep every column
 write_markdown(shown, out.md, p.title)
 caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
-write_table_page(out.table_page, shown, p.title, [out.csv, out.md, out.consensus], caption, groups)
+write_table_page(out.table_page, shown, p.title, [out.csv, out.md, out.consensus], caption, groups,
+                 table["kind_best"].to_numpy(), KEPT)
 log.info("%s", summary.to_string())

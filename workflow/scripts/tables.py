@@ -8,6 +8,7 @@ from storyeval.plots.pages import (
     TABLE_CAPTIONS,
     TABLES,
     caption_html,
+    for_reading,
     has_degenerate,
     write_table_page,
 )
@@ -22,7 +23,7 @@ def read(key):
 
 BUILDERS = {
     "tab3_icc": lambda: tables.tab3_icc(read("icc")),
-    "tab4_system_means": lambda: tables.tab4_system_means(read("system_means")),
+    "tab4_system_means": lambda: tables.tab4_system_means(read("system_means"), params.reference_system),
     "tab5_top3_pearson": lambda: tables.tab5_top_pearson(read("top_metrics"), params.tab5_top_k),
     "tab6_borda": lambda: tables.tab6_borda(read("borda"), params.top_k),
     "tab8_top5_story": lambda: tables.tab89_top_by_coefficient(read("top_metrics"), "story", params.top_k),
@@ -39,6 +40,7 @@ for name in params.tables:
         title = f"{title}; {ORIENTATION_NOTES[params.orientation]}"
     csv, md = snakemake.output[f"{name}_csv"], snakemake.output[f"{name}_md"]
     write_csv(table, csv)
+    table = for_reading(table)  # the page and the Markdown for people: headers as words, no slugs, p-values read
     write_markdown(table, md, f"{title}; {DEGENERATE}" if has_degenerate(table) else title)
     caption = caption_html(snakemake.input[f"caption_{TABLE_CAPTIONS[name]}"], snakemake.wildcards,
                            snakemake.params.facts)

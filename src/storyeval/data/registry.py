@@ -29,6 +29,9 @@ def two_digits(value: float) -> str:
     return f"{value:.2g}".replace("e-0", "e-").replace("e+0", "e+")
 
 
+# Why HANNA's Tab. 3 is out of reach of the released file (the audit's explanation and Tab. 3's caption).
+RELEASED_RATERS = ("the paper's judges are mTurk workers from the raw annotation file, which is not available here; "
+                   "the released file has rater positions 1-3 only")
 DEGENERATE_NOTE = (
     f"{DEGENERATE_MARK} released values degenerate (plain Sinkhorn underflow: {two_digits(DEGENERATE_RANGE[0])} to "
     f"{two_digits(DEGENERATE_RANGE[1])} over the generated stories): numerical noise, not a measurement"

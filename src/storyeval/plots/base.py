@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.text import Text
 from matplotlib.transforms import Bbox
 
-from storyeval.data.registry import DEGENERATE_MARK
+from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE
 from storyeval.errors import InputError
 
 # PDF metadata that would change from run to run (or machine to machine) is dropped.
@@ -173,4 +173,11 @@ def tight_page(fig: Figure, pad_inches: float) -> Bbox:
     heatmap that is a third of its time. One such draw here (Figure.draw_without_rendering) lays out the
     ticks and titles as it does; passing the measured box saves the second and third."""
     fig.draw_without_rendering()
-    return fig.get_tightbbox(fig.canvas.get_renderer()).padded(pad_inches)
+    box = fig.get_tightbbox(fig.canvas.get_renderer())
+    if shows_degenerate(fig):  # the file carries its own † footnote, below everything drawn
+        fig.set_layout_engine(None)  # the laid-out axes stay where they are
+        width, height = fig.get_size_inches()  # figure fractions: savefig(bbox_inches) moves transFigure, not inches
+        fig.text(box.x0 / width, (box.y0 - 0.08) / height, f"{DEGENERATE_NOTE}.", ha="left", va="top", fontsize=6)
+        fig.draw_without_rendering()
+        box = fig.get_tightbbox(fig.canvas.get_renderer())
+    return box.padded(pad_inches)

@@ -7,6 +7,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from storyeval.plots.base import first_seen, new_figure, require_columns, white_style
+from storyeval.plots.pages import COEFFICIENTS
 
 COLOURS = {"metric": "#4c72b0", "LLM judge": "#dd8452"}
 COLUMNS = ["grouping", "criterion", "kind", "label", "r", "ci_low", "ci_high", "rank"]
@@ -22,7 +23,9 @@ def best_agreement(frame: pd.DataFrame, coefficient: str, dpi: int = 200) -> Fig
     rows = frame.groupby(["criterion", "grouping"]).size().max()
     shown = {kind: colour for kind, colour in COLOURS.items() if kind in set(frame["kind"])}  # the legend's kinds
     with white_style():
-        figure = new_figure(4.2 * len(groupings), 0.22 * rows * len(criteria) + 1.0, layout="constrained", dpi=dpi)
+        # At most 11.5 inches wide: the report's page fits the figure to the window (pages.FIT_INCHES).
+        width = min(4.2 * len(groupings), 11.5)
+        figure = new_figure(width, 0.22 * rows * len(criteria) + 1.0, layout="constrained", dpi=dpi)
         axes = figure.subplots(len(criteria), len(groupings), squeeze=False, sharex=True)
         for (i, criterion), (j, grouping) in ((a, b) for a in enumerate(criteria) for b in enumerate(groupings)):
             ax, panel = axes[i, j], frame[(frame["criterion"] == criterion) & (frame["grouping"] == grouping)]
@@ -54,6 +57,6 @@ def best_agreement(frame: pd.DataFrame, coefficient: str, dpi: int = 200) -> Fig
             ax.set_title(f"{criterion}, grouping {grouping}", fontsize=8)
             ax.tick_params(axis="x", labelsize=7)
         for ax in axes[-1]:
-            ax.set_xlabel(f"{coefficient} with the human ratings", fontsize=8)
+            ax.set_xlabel(f"{COEFFICIENTS.get(coefficient, coefficient)} with the human ratings", fontsize=8)
         figure.legend(loc="outside lower center", ncols=4, fontsize=7, frameon=False)
     return figure

@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 
 from storyeval.criteria import CRITERIA
-from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, marked
+from storyeval.data.registry import DEGENERATE_MARK, DEGENERATE_NOTE, RELEASED_RATERS, marked
 from storyeval.data.scoreset import MIN_SYSTEMS
 from storyeval.io import _atomic
+from storyeval.sources import Facts
 
 # 5 pt cell numbers are 10 screen pixels tall at 150 px per inch: readable without zooming.
 SCREEN_DPI = 150
@@ -45,7 +46,8 @@ METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"] 
 COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
 TABLES = {  # name -> (number or name in the papers, title of the table), in the papers' order
     "tab3_icc": ("Tab. 3", "Tab. 3: intraclass correlation per criterion (95 % CI), by rater layout"),
-    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold: best, italic: CI overlaps it"),
+    "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold and *: best generated system, "
+                                    "italic: CI overlaps it"),
     "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by Pearson r (%)"),
     "tab6_borda": ("Tab. 6", "Tab. 6: top metrics by Borda count (ties: average ranks)"),
     "tab8_top5_story": ("Tab. 8", "Tab. 8: top metrics per criterion, story level (r %)"),
@@ -88,7 +90,8 @@ TABLE_CAPTIONS = {
     "computation_times": "computation_times",
 }
 HEATMAPS = ("criteria", "metric_criteria", "metric_metric")
-# The meta tables for people (readable): {column: header}, and the groups whose first rows a page shows.
+# The meta tables for people (readable): {column: header}, and the groups whose first rows a page shows (with the
+# best of each kind, column kind_best: a metric is never hidden behind judges).
 META_TABLES = {
     "meta_best_table": ({"grouping": "Grouping", "coefficient": "Coefficient", "criterion": "Criterion",
                          "label": "Metric or LLM judge", "kind": "Kind", "family": "Family", "r": "r",
@@ -96,7 +99,7 @@ META_TABLES = {
                          "rank1_size": "Best cluster size", "confound": "Confound"}, ["Grouping", "Criterion"]),
     "meta_consensus_table": ({"level": "Grouping", "kind": "Kind", "kemeny_rank": "Kemeny rank",
                               "label": "Metric or LLM judge", "family": "Family", "borda": "Borda count",
-                              "borda_rank": "Borda rank"}, ["Grouping", "Kind"]),
+                              "borda_rank": "Borda rank"}, ["Grouping"]),
 }
 PAIRED_HEADERS = {"criterion": "Criterion", "label": "Metric", "accuracy": "Accuracy",
                   "accuracy_low": "Accuracy CI low", "accuracy_high": "Accuracy CI high",
@@ -121,18 +124,25 @@ def meta_headers(name: str, facts: Mapping[str, str]) -> tuple[dict[str, str], l
 
 # A table page shows its first rows per group and links the whole table (the meta tables run to 180 rows).
 SHOWN_PER_GROUP = 3
+LONG_TABLE = 30  # rows: more, and the page links its files above the table as well
+LONG_TEXT = 60  # characters: a column with a longer cell breaks into lines
+KEPT = "the best of each kind"
 DEGENERATE = DEGENERATE_NOTE
-STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; }
+# h3: the report's menu button (fixed, top left) covers a page title's first letters once the menu is closed.
+STYLE = """body { font-family: sans-serif; margin: 12px; color: #222; } h3 { padding-left: 40px; }
 p { max-width: 60em; } img { display: block; margin-top: 8px; } p.caption { color: #333; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
-th { background: #eef2f7; } tr:nth-child(even) td { background: #fafafa; }"""
+th { background: #eef2f7; white-space: normal; } tr:nth-child(even) td { background: #fafafa; }
+div.frame { overflow: auto; max-width: 100%; max-height: 90vh; border: 1px solid #ddd; }"""
 
 
 def figure_labels(name: str, spec: dict) -> dict[str, str]:
     """The columns of a figure in the report's list: number, what it shows, level, coefficient, metrics."""
     if spec["kind"] == "williams":
         measure = f"Pearson r, {spec['criterion']}{', BH-adjusted p' * (spec.get('p_values') == 'bh')}"
+    elif spec["kind"] == "topk":  # the plot's axis: |Spearman| (config stats.topk.coefficient)
+        measure = f"|{spec.get('topk_coefficient', 'spearman').capitalize()}|"
     else:
         measure = COEFFICIENTS.get(spec.get("coefficient"), "–")
     # Zero-padded: the report sorts the labels as text. The unnumbered sort after the paper's figures.
@@ -150,6 +160,12 @@ def figure_heading(name: str, spec: dict) -> str:
     return ": ".join(
         part for part in [number, ", ".join(part for part in parts if part not in ("", "–"))] if part != "–"
     )
+
+
+def figure_fits(spec: dict) -> bool | None:
+    """Whether a figure is fitted to the window whatever its width: the violins and Fig. 8's lines have no cell
+    numbers to keep readable (None: by width, write_figure_page)."""
+    return True if spec["kind"] in ("violins", "topk") else None
 
 
 def figure_caption(spec: dict) -> str:
@@ -194,7 +210,7 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
     judged = {"released": " (and which LLM judge of HANNA's TACL 2024 release, Chhun, Suchanek & Clavel 2024)",
               "configured": " (and which LLM judge configured for this dataset)"}.get(judges, "")
     defined = "; ".join(defined)
-    return {
+    return Facts({
         "levels": defined[:1].upper() + defined[1:] + "." + " Human reference stories are left out." * hanna
         + " There is no system level." * ("system" not in levels),
         "degenerate": "A † after a metric's name marks a degenerate release (numerical noise)." * released,
@@ -215,7 +231,19 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         else "Tab. 5 (Pearson) and Tab. 8 (story level)",
         "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
         "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * hanna,
-    }
+        "icc_paper": icc_paper() if hanna else "",
+    })
+
+
+def icc_paper() -> str:
+    """Why the ICCs of HANNA's released file differ from the paper's Tab. 3 (the audit's explanation), with the
+    printed ICC2k (src/storyeval/printed_numbers.yaml)."""
+    import yaml
+
+    printed = yaml.safe_load((Path(__file__).parents[1] / "printed_numbers.yaml").read_text(encoding="utf-8"))
+    values = ", ".join(f"{criterion} {icc2k}" for criterion, _, icc2k, _ in printed["hanna_tab3_icc2k"]["rows"])
+    return (f" HANNA prints ICC2k {values}; the layout *rater positions (released file)* gives other values because "
+            f"{RELEASED_RATERS} (Reproduction audit, HANNA Tab. 3).")
 # The inline markup the captions use, as docutils renders it (tests/test_report_pages.py compares the two).
 INLINE = [(re.compile(r"``(.+?)``"), r"<code>\1</code>"), (re.compile(r"\*\*(.+?)\*\*"), r"<strong>\1</strong>"),
           (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>")]
@@ -260,25 +288,27 @@ def _page(title: str, body: str, caption: str = "") -> str:
 
 def write_figure_page(
     path: str | Path, png: str | Path, pdf: str | Path, heading: str, dpi: int, pixels: np.ndarray | None = None,
-    caption: str = "", degenerate: bool = False,
+    caption: str = "", degenerate: bool = False, fit: bool | None = None,
 ) -> None:
     """A page with the caption, the PNG's pixels at SCREEN_DPI (scroll for the large heatmaps) and the PDF to save.
 
     `pixels`: the PNG's RGBA array when the caller holds it (save_figure returns it), which spares decoding
-    the file again (a tenth of a second for a 72 x 72 heatmap). `degenerate`: a label of the figure carries †."""
+    the file again (a tenth of a second for a 72 x 72 heatmap). `degenerate`: a label of the figure carries †.
+    `fit`: fitted to the window whatever its width (figure_fits), None: up to FIT_INCHES wide."""
     from PIL import Image  # Pillow comes with matplotlib; only the figure jobs need it
 
     with Image.open(png) if pixels is None else Image.fromarray(pixels, "RGBA") as image:
         buffer = io.BytesIO()
         image.save(buffer, format="WEBP", lossless=True, method=1)  # method 4: 0.15 % smaller, 15 % slower
         width = round(image.width * SCREEN_DPI / dpi)
-        fit = ' style="max-width: 100%; height: auto"' if image.width / dpi <= FIT_INCHES else ""
+        fitted = image.width / dpi <= FIT_INCHES if fit is None else fit
+        fit = ' style="max-width: 100%; height: auto"' if fitted else ""
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     note = f"<p>{DEGENERATE}.</p>\n" if degenerate else ""
     body = (
         f"{note}<p>Vector version: {download_link(pdf, f'{Path(pdf).name} (PDF)')}. The image shows the pixels of "
-        f'<code>{html.escape(str(png))}</code>.</p>\n<img width="{width}"{fit} alt="{html.escape(heading)}" '
-        f'src="data:image/webp;base64,{data}">'
+        f'<code>{html.escape(str(png))}</code>.</p>\n<div class="frame"><img width="{width}"{fit} '
+        f'alt="{html.escape(heading)}" src="data:image/webp;base64,{data}"></div>'
     )
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body, caption), encoding="utf-8"))
 
@@ -289,44 +319,129 @@ MARKDOWN_BOLD = re.compile(r"\*\*([^*<]+)\*\*")
 MARKDOWN_ITALIC = re.compile(r"(?<![*\w])\*([^*<\s][^*<]*)\*(?![*\w])")
 
 
-def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3) -> pd.DataFrame:
+def p_text(value: float) -> str:
+    """A p-value for reading: two significant digits, scientific below 1e-3 (0.0026, 2.6e-5)."""
+    if pd.isna(value):
+        return ""
+    if value == 0 or abs(value) >= 1e-3:
+        return f"{value:.2g}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def number_text(value: float, digits: int = 3) -> str:
+    """The fewest decimals that show `value` exactly, at most `digits`: a rank 3, a Borda count 1341.5, r 0.467."""
+    if pd.isna(value):
+        return ""
+    places = next((n for n in range(digits) if abs(value - round(value, n)) <= 1e-9), digits)
+    return f"{value:.{places}f}"
+
+
+def is_p_value(column: str) -> bool:
+    return column == "p" or column.startswith("p_") or column.endswith("_p")
+
+
+def readable(frame: pd.DataFrame, headers: dict[str, str], digits: int = 3, constant: bool = False) -> pd.DataFrame:
     """A table for people: the `headers` columns only, renamed (labels, not slugs), those with one value for
-    every row left out (the title or caption says it), numbers to `digits` decimals or fewer where exact."""
+    every row left out (the title or caption says it; `constant`: kept), p-values as p_text, other numbers to
+    `digits` decimals or fewer where exact (a rank 3, a Borda count 1957 or 1341.5)."""
     table = frame[[column for column in headers if column in frame]]
-    if len(table) > 1:
+    if len(table) > 1 and not constant:
         table = table.loc[:, table.nunique(dropna=False) > 1]
     shown = {}
     for column in table.columns:
-        if pd.api.types.is_float_dtype(table[column]):
+        if is_p_value(column) and pd.api.types.is_float_dtype(table[column]):
+            shown[column] = table[column].map(p_text).tolist()
+        elif pd.api.types.is_float_dtype(table[column]):
             values = table[column].dropna().to_numpy()
-            # The fewest decimals that show every value exactly, at most `digits`: a Borda count 1957 or 1341.5
-            places = next((n for n in range(digits) if np.allclose(values, np.round(values, n), rtol=0, atol=1e-9)),
-                          digits)
-            shown[column] = [f"{value:.{places}f}" if pd.notna(value) else "" for value in table[column]]
+            if np.allclose(2 * values, np.round(2 * values), rtol=0, atol=1e-9):  # ranks, counts: 3 beside 4.5
+                shown[column] = [number_text(value, digits) for value in table[column]]
+            else:  # a column of measurements: one number of decimals, the fewest that show every value exactly
+                places = max((len(number_text(value, digits).partition(".")[2]) for value in values), default=0)
+                shown[column] = [f"{value:.{places}f}" if pd.notna(value) else "" for value in table[column]]
     return table.assign(**shown).rename(columns=headers)
+
+
+# Tidy result columns' headers for people (the reanalyses, the audit); any other snake_case column reads as words.
+HEADERS = {"r": "r", "abs_r": "|r|", "n_metrics": "Metrics", "rank_sum": "Rank sum", "wilcoxon_p": "Wilcoxon p",
+           "kendall_tau": "Kendall τ", "kendall_p": "Kendall p", "coefficient_a": "Coefficient A",
+           "coefficient_b": "Coefficient B", "label": "Metric", "p_bh": "p (BH)", "ci_low": "95 % CI low",
+           "ci_high": "95 % CI high", "status": "Status (paper-exact)", "default_status": "Status (default)",
+           "storyeval_default": "storyeval (default)", "storyeval_paper_exact": "storyeval (paper-exact)",
+           "metric": "Metric", "ms_per_story": "ms per story", "max_rss_mb": "Peak memory (MB)"}
+
+
+def header(column: str) -> str:
+    """A column's header for people: HEADERS, else its words (`paper_value` -> Paper value)."""
+    if column in HEADERS:
+        return HEADERS[column]
+    words = column.replace("_", " ")
+    return words[:1].upper() + words[1:] if column != words or column.islower() else column
+
+
+def for_reading(frame: pd.DataFrame, digits: int = 4) -> pd.DataFrame:
+    """A tidy result table as a page shows it: every column kept but the slug beside its label, headers as
+    words, ranks and counts as integers, p-values as p_text, other numbers to `digits` decimals at most."""
+    columns = [column for column in frame if not (column in ("metric", "slug") and "label" in frame)]
+    return readable(frame, {column: header(column) for column in columns}, digits, constant=True)
 
 
 def write_table_page(
     path: str | Path, frame: pd.DataFrame, title: str, files: list[str | Path], caption: str = "",
-    groups: list[str] | None = None,
+    groups: list[str] | None = None, keep: Sequence[bool] | None = None, kept: str = "",
 ) -> None:
     """A page with the caption, the table as HTML, the † note where a cell carries it, and its files to save.
 
-    `groups`: columns of `frame` whose groups show their first SHOWN_PER_GROUP rows only; the first file (the
-    whole table) is linked beside them."""
-    shown = frame
+    `groups`: columns of `frame` whose groups show their first SHOWN_PER_GROUP rows only (the table lists each
+    group's best first); the first file (the whole table) is linked beside them. `keep`: rows shown besides
+    (each kind's best), which `kept` names. A column of long texts (the audit's reasons, Kemeny's top lists) breaks
+    into lines, the others keep one; a long table links its files above it too."""
+    shown, also = frame, ""
     if groups is not None:  # a column with one value was left out of the table: its rows are one group
         groups = [column for column in groups if column in frame]
-        shown = frame.groupby(groups, sort=False).head(SHOWN_PER_GROUP) if groups else frame.head(SHOWN_PER_GROUP)
+        place = frame.groupby(groups, sort=False).cumcount().to_numpy() if groups else np.arange(len(frame))
+        extra = np.asarray(keep if keep is not None else np.zeros(len(frame)), dtype=bool) & (place >= SHOWN_PER_GROUP)
+        shown, also = frame[(place < SHOWN_PER_GROUP) | extra], f" and {kept}" * bool(extra.any())
     each = f" of each {' and '.join(groups).lower()}" if groups else ""
-    part = (f"<p>The first {SHOWN_PER_GROUP} rows{each}: {len(shown)} of {len(frame)} rows; the whole table: "
+    part = (f"<p>The first {SHOWN_PER_GROUP} rows{each}{also}: {len(shown)} of {len(frame)} rows; the whole table: "
             f"{download_link(files[0])}.</p>\n") if len(shown) < len(frame) else ""
     note = f"<p>{DEGENERATE}.</p>\n" if has_degenerate(shown) else ""
     links = ", ".join(download_link(file) for file in files)
     table = MARKDOWN_BOLD.sub(r"<b>\1</b>", shown.to_html(index=False, na_rep="", border=0))
-    table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table)
-    body = f"{part}{table}\n{note}<p>Files: {links}.</p>"
+    table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table).replace("\\*", "*")  # Tab. 4's escaped asterisk: HANNA's *
+    files_line = f"<p>Files: {links}.</p>"
+    top = f"{files_line}\n" if len(shown) > LONG_TABLE else ""
+    long = [f"td:nth-child({place})" for place, column in enumerate(shown.columns, 1)
+            if shown[column].astype(str).str.len().max() > LONG_TEXT]
+    style = f"<style>{', '.join(long)} {{ white-space: normal; min-width: 16em; }}</style>\n" if long else ""
+    body = f"{style}{top}{part}{table}\n{note}{files_line}"
     _atomic(path, lambda tmp: Path(tmp).write_text(_page(title, body, caption), encoding="utf-8"))
+
+
+def best_answer(table: pd.DataFrame, name: str, coefficient: str) -> str:
+    """The landing page's answer of a meta_best table (storyeval.stats.meta.best_table): per grouping and criterion
+    the best metric and the best LLM judge, r and significance-cluster rank (1: no column is better), and how often
+    a judge leads (reStructuredText, one paragraph)."""
+    best = table[table["kind_best"]]
+    judged = "LLM judge" in set(best["kind"])
+    parts = []
+    for grouping, rows in best.groupby("grouping", sort=False):
+        cells = []
+        for criterion, cell in rows.groupby("criterion", sort=False):
+            said = [f"{row.label} {row.r:.3f}" + (f" (cluster {int(row.rank)})" if pd.notna(row.rank) else "")
+                    for row in cell.sort_values("r", ascending=False).itertuples()]
+            cells.append(f"{criterion} {' > '.join(said)}")
+        parts.append(f"*grouping {grouping}*: " + "; ".join(cells))
+    text = (f"**{name}: which {'metric and which LLM judge agree' if judged else 'metric agrees'} best** "
+            f"({COEFFICIENTS.get(coefficient, coefficient)}; cluster 1: no column significantly better).")
+    if judged:
+        cells = table.groupby(["grouping", "criterion"], sort=False)
+        leads = cells.head(1)["kind"].eq("LLM judge")
+        in_best = cells.apply(lambda cell: bool(((cell["kind"] == "LLM judge") & (cell["rank"] == 1)).any()))
+        text += (f" An LLM judge leads {int(leads.sum())} of {len(leads)} cells, a metric {int((~leads).sum())}; "
+                 f"an LLM judge is in the best cluster in {int(in_best.sum())}.")
+    # One nested item a grouping: the landing page puts this text in a list item (indented two spaces).
+    return text + "".join(f"\n\n  - {part}." for part in parts) + "\n"
 
 
 def _names(values: list[str], most: int = 12) -> str:

@@ -208,15 +208,17 @@ def boot_both_table(
 def best_table(intervals: pd.DataFrame, clusters: pd.DataFrame, top: int = 1) -> pd.DataFrame:
     """Per criterion, grouping and family (metrics, LLM judges): the `top` best by r, with the BOOT-BOTH interval,
     the significance-cluster rank, and how many columns share rank 1; groupings and criteria in the order of
-    `intervals`."""
+    `intervals`, and within each the best first whatever its kind (column kind_best marks each kind's best)."""
     keys = ["grouping", "coefficient", "criterion"]
     rows = intervals.merge(clusters[keys + ["metric", "rank"]], on=keys + ["metric"], how="left", validate="1:1")
     rows["rank1_size"] = rows.groupby(keys)["rank"].transform(lambda rank: int((rank == 1).sum()))
     rows["kind"] = np.where(rows["family"] == FAMILY, "LLM judge", "metric")
     rows["order"] = rows.groupby(keys, sort=False).ngroup()  # the groupings and criteria in the inputs' order
-    rows = rows.sort_values(["order", "kind", "r", "metric"], ascending=[True, True, False, True], kind="stable")
+    rows = rows.sort_values(["order", "r", "metric"], ascending=[True, False, True], kind="stable", na_position="last")
     best = rows.groupby(keys + ["kind"], sort=False).head(top)
-    return best[keys + ["kind", "metric", "label", "family", "r", "ci_low", "ci_high", "rank", "rank1_size"]]
+    best = best.assign(kind_best=best.groupby(keys + ["kind"], sort=False).cumcount() == 0)
+    columns = ["kind", "metric", "label", "family", "r", "ci_low", "ci_high", "rank", "rank1_size", "kind_best"]
+    return best[keys + columns]
 
 
 def task_name(task, short: bool = False) -> str:
@@ -289,12 +291,14 @@ def consensus_tables(
 
 
 def best_consensus(consensus: pd.DataFrame, top: int) -> pd.DataFrame:
-    """The `top` metrics and `top` LLM judges of each consensus level, by Kemeny rank."""
+    """The `top` metrics and `top` LLM judges of each consensus level by Kemeny rank, the best first whatever its
+    kind (column kind_best marks each kind's best)."""
     kind = np.where(consensus["family"] == FAMILY, "LLM judge", "metric")
     table = consensus.assign(kind=kind, level_order=consensus.groupby("level", sort=False).ngroup())
-    table = table.sort_values(["level_order", "kind", "kemeny_rank"], kind="stable")
+    table = table.sort_values(["level_order", "kemeny_rank", "borda_rank"], kind="stable")
     table = table.groupby(["level", "kind"], sort=False).head(top)
-    return table[["level", "kind", "kemeny_rank", "item", "label", "family", "borda", "borda_rank"]]
+    table = table.assign(kind_best=table.groupby(["level", "kind"], sort=False).cumcount() == 0)
+    return table[["level", "kind", "kemeny_rank", "item", "label", "family", "borda", "borda_rank", "kind_best"]]
 
 
 # meta grouping -> williams_inputs (level, story_mode): Pearson over all stories (n = P x S), per prompt (mean r,
