@@ -20,6 +20,7 @@ from storyeval.stats.grouping import grouped_table
 from storyeval.stats.topk import topk_table
 from storyeval.stats.williams import williams_inputs
 from storyeval.workflow import judges
+from storyeval.workflow.selection import DatasetNote
 
 
 def gappy(seed: int = 0, shape=(6, 8, 3)) -> np.ndarray:
@@ -178,11 +179,15 @@ def test_a_layered_config_names_the_judged_datasets_whole(tmp_path):
     assert list(kept["judges"]["datasets"]) == ["hanna", "hanna-llm"]
 
 
-def test_startup_plans_only_the_judge_jobs_of_the_dag():
+def test_startup_speaks_only_of_the_judge_jobs_and_datasets_of_the_dag():
     cost = [judges.JobCost({}, dataset, "tiny", "geval", {}) for dataset in ("mine", "hanna-llm")]
     jobs = [SimpleNamespace(wildcards_dict={"dataset": "mine", "judge": "tiny", "template": "geval"}),
             SimpleNamespace(wildcards_dict={"dataset": "hanna-llm"})]
     assert judges.asked(["a note", *cost], jobs) == ["a note", cost[0]]
+    about = [DatasetNote("bleu left out (wp200): no reference text", ["wp200"]),
+             DatasetNote("perplexity left out (hanna-llm, wp200): no model", ["hanna-llm", "wp200"])]
+    assert judges.asked(about, jobs) == about[1:]  # a line about datasets the run does not touch is not said
+    assert judges.asked(["a note", *about], []) == ["a note"]
 
 
 def test_a_constant_column_is_no_scale_without_a_warning(recwarn):

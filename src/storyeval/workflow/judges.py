@@ -83,9 +83,11 @@ class JobCost:
 
 
 def asked(notes: list, jobs) -> list:
-    """`notes` without the JobCost lines of judge jobs that are not in the run's DAG (`jobs`, Snakemake's): start-up
-    plans the judges of the asked targets only."""
+    """`notes` without the JobCost lines of judge jobs that are not in the run's DAG (`jobs`, Snakemake's), nor the
+    lines about datasets none of whose jobs it has (a `datasets` attribute): start-up speaks of the asked targets."""
     wanted = {(job.wildcards_dict.get("dataset"), job.wildcards_dict.get("judge"), job.wildcards_dict.get("template"))
               for job in jobs}
+    datasets = {dataset for dataset, _, _ in wanted}
     return [note for note in notes
-            if not isinstance(note, JobCost) or (note.dataset, note.judge, note.template) in wanted]
+            if (not isinstance(note, JobCost) or (note.dataset, note.judge, note.template) in wanted)
+            and (not hasattr(note, "datasets") or datasets.intersection(note.datasets))]

@@ -100,6 +100,18 @@ def dataset_choice(config: Mapping, name: str, resources: Callable[[str], str | 
     return choose_metrics(config["datasets"][name], name, lacking, lambda metric: disabled(config, metric))
 
 
+class DatasetNote(str):
+    """A start-up line about some datasets: said only where the run's DAG has a job of one of them
+    (`storyeval.workflow.judges.asked`), so that `-- dataset_mine` hears nothing of hanna-llm."""
+
+    datasets: tuple[str, ...]
+
+    def __new__(cls, text: str, datasets) -> DatasetNote:
+        note = super().__new__(cls, text)
+        note.datasets = tuple(datasets)
+        return note
+
+
 def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified: MutableMapping, recorded: str,
                    sources: ConfigSources) -> list[str]:
     """Set each dataset's `metrics` to those this run computes (the datasets not in `run`: as their texts allow,
@@ -123,12 +135,12 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
             entry["metrics"] = metric_names(entry, name)
             continue
         if "metrics" not in entry:
-            notes.append(f"dataset {name}: no metrics: key, so the default, the model-free metrics its texts allow "
-                         f"({', '.join(choices[name].metrics)}); metrics: all adds every metric this run can "
-                         "compute (docs/own-data.md)")
+            notes.append(DatasetNote(f"dataset {name}: no metrics: key, so the default, the model-free metrics its "
+                                     f"texts allow ({', '.join(choices[name].metrics)}); metrics: all adds every "
+                                     "metric this run can compute (docs/own-data.md)", [name]))
         elif not choices[name].metrics:
-            notes.append(f"dataset {name}: its metrics list is empty, so no metric is computed on it (metrics: all, or "
-                         "no metrics: key for the model-free default)")
+            notes.append(DatasetNote(f"dataset {name}: its metrics list is empty, so no metric is computed on it "
+                                     "(metrics: all, or no metrics: key for the model-free default)", [name]))
         entry["metrics"] = choices[name].metrics
         for metric, reason in choices[name].left_out.items():
             left_out.setdefault((metric, reason), []).append(name)
@@ -137,6 +149,6 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
     for (metric, reason), names in left_out.items():
         grouped.setdefault((reason, tuple(names)), []).append(metric)
     order = list(catalog.CATALOG)
-    notes += [f"{', '.join(sorted(found, key=order.index))} left out ({', '.join(names)}): {reason}"
+    notes += [DatasetNote(f"{', '.join(sorted(found, key=order.index))} left out ({', '.join(names)}): {reason}", names)
               for (reason, names), found in sorted(grouped.items(), key=lambda item: min(map(order.index, item[1])))]
     return notes
