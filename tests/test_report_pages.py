@@ -300,7 +300,7 @@ def test_landing_page_introduces_what_the_report_holds(tmp_path):
     (tmp_path / "about.rst").write_text(about_text("mine", "computed", stories, human, ratings, registry, "Human"))
     own = landing(tmp_path, {"mine, computed scores": {"About": ["about.html"], "Tables": ["meta_best.html"]}})
     assert ("mine, computed scores. 6 stories written for 2 prompts by 2 systems (A, B) and the human reference. "
-            "4 of them are rated on 2 criteria (Flow, Wit) by 3 raters, 1-2 a story. "
+            "4 of them are rated on 2 criteria (Flow, Wit) by 3 raters, 1-2 a story and criterion. "
             "With fewer than 3 systems a prompt, the story level is one correlation over all stories, each beside its "
             "within-system correlation (confounds.csv), and each prompt's stories are compared in pairs "
             "(paired_accuracy.csv). 2 metric scores (2 string).") in own
@@ -433,6 +433,11 @@ def test_the_landing_page_states_the_answers(tmp_path):
     assert "Tab. 7" in full
     own = landing(tmp_path, {"mine, computed scores": {"Figures": ["meta_best.html"]}})  # judges configured for it
     assert "which LLM judge configured for this dataset" in own and "Tab. 7" not in own
+    pooled = best.assign(confound=["system", "", "", "system; length"])  # the answer keeps its confound flags
+    said = best_answer(pooled, "crowd, computed scores", "pearson")
+    assert "Flow chrF 0.500 (cluster 1) [confound: system] > Judge 0.400 (cluster 2)" in said
+    assert "BLEU 0.300 (cluster 2) [confound: system; length]" in said and "not what it seems" in said
+    assert "[confound" not in best_answer(best.assign(confound=""), "hanna, released scores", "pearson")
     report = tmp_path / "report.html"
     report.write_text("<html><head><title>Snakemake Report</title></head><body><title>x</title></body></html>")
     retitle(report, "example")

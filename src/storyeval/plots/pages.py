@@ -424,16 +424,19 @@ def best_answer(table: pd.DataFrame, name: str, coefficient: str) -> str:
     a judge leads (reStructuredText, one paragraph)."""
     best = table[table["kind_best"]]
     judged = "LLM judge" in set(best["kind"])
+    confounded = "confound" in best and best["confound"].fillna("").astype(bool).any()
     parts = []
     for grouping, rows in best.groupby("grouping", sort=False):
         cells = []
         for criterion, cell in rows.groupby("criterion", sort=False):
             said = [f"{row.label} {row.r:.3f}" + (f" (cluster {int(row.rank)})" if pd.notna(row.rank) else "")
+                    + (f" [confound: {row.confound}]" if getattr(row, "confound", "") else "")
                     for row in cell.sort_values("r", ascending=False).itertuples()]
             cells.append(f"{criterion} {' > '.join(said)}")
         parts.append(f"*grouping {grouping}*: " + "; ".join(cells))
     text = (f"**{name}: which {'metric and which LLM judge agree' if judged else 'metric agrees'} best** "
-            f"({COEFFICIENTS.get(coefficient, coefficient)}; cluster 1: no column significantly better).")
+            f"({COEFFICIENTS.get(coefficient, coefficient)}; cluster 1: no column significantly better"
+            + ("; [confound: ...]: the pooled r is not what it seems, see confounds.csv" if confounded else "") + ").")
     if judged:
         cells = table.groupby(["grouping", "criterion"], sort=False)
         leads = cells.head(1)["kind"].eq("LLM judge")
@@ -469,9 +472,12 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
         rated = human["story_id"].nunique()
         by = "(one score a story, no per-rater rows)"
         if "rater" in ratings and len(ratings):
-            raters, each = ratings["rater"].nunique(), ratings.groupby("story_id")["rater"].nunique()
+            raters = ratings["rater"].nunique()
+            # per criterion: a crowd task's workers rate one criterion each (a story's raters differ by criterion)
+            each = ratings.groupby(["story_id", "criterion"])["rater"].nunique() if "criterion" in ratings \
+                else ratings.groupby("story_id")["rater"].nunique()
             per = f"{each.min()}" if each.min() == each.max() else f"{each.min()}-{each.max()}"
-            by = f"by {raters} rater{'s' * (raters != 1)}, {per} a story"
+            by = f"by {raters} rater{'s' * (raters != 1)}, {per} a story{' and criterion' * ('criterion' in ratings)}"
         named = f"{len(criteria)} {'criterion' if len(criteria) == 1 else 'criteria'} ({_names(criteria)})"
         parts.append(f"{rated:,} of them are rated on {named} {by}.")
     else:
