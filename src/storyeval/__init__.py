@@ -5,15 +5,34 @@ import sys
 __version__ = "0.1.0"
 
 
+def _job_log(main) -> str | None:
+    log = getattr(getattr(main, "snakemake", None), "log", None)
+    return log[0] if isinstance(log, list) and log and isinstance(log[0], str) else None  # snakemake.io.Log
+
+
 def _log_a_jobs_import_failure() -> None:
     """In a Snakemake script job (its `snakemake` object is a global of the script, __main__), log to the rule's
     log from the first import of this package: a module that fails to import, before the script's own
-    io.log_to call, leaves its traceback in the rule's log too, not on the console alone."""
-    log = getattr(getattr(sys.modules.get("__main__"), "snakemake", None), "log", None)
-    if isinstance(log, list) and log and isinstance(log[0], str):  # snakemake.io.Log: a list of paths
+    io.log_to call, leaves its traceback in the rule's log too, not on the console alone. Where the package is
+    first imported while the job's `snakemake` object is being unpickled (a param of one of its classes), the
+    object is not there yet: the hook then looks for it when an exception reaches it."""
+    main = sys.modules.get("__main__")
+    if _job_log(main) is not None:
         from storyeval.io import log_to
 
-        log_to(log[0])
+        log_to(_job_log(main))
+    elif ".snakemake" in str(getattr(main, "__file__", "")):  # Snakemake's copy of a rule's script
+        previous = sys.excepthook
+
+        def hook(kind, error, trace):
+            if _job_log(main) is None:
+                return previous(kind, error, trace)
+            from storyeval.io import log_to
+
+            log_to(_job_log(main))  # installs io's own hook: the traceback to the log, one line to the console
+            return sys.excepthook(kind, error, trace)
+
+        sys.excepthook = hook
 
 
 _log_a_jobs_import_failure()

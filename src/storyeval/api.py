@@ -36,7 +36,7 @@ from storyeval.data.scoreset import Cube, build_cube
 from storyeval.errors import InputError
 from storyeval.limits import check_text
 from storyeval.metrics import catalog
-from storyeval.parameters import JUDGE, METRICS
+from storyeval.parameters import JUDGE, metric_parameters
 from storyeval.parameters import check as check_parameters
 from storyeval.stats.correlation import COEFFICIENTS, LEVELS
 from storyeval.text.datasets import finish, prompt_ids
@@ -153,7 +153,7 @@ def score(metric: str, stories: Texts, *, references: Texts | None = None, promp
     if unknown:
         raise InputError(f"score: {metric} has no parameter {unknown[0]!r}; fix: use {', '.join(sorted(accepted))}"
                          f"{'' if entry.resource is None else ', model= and device='}")
-    check_parameters(params, METRICS[metric], f"score: {metric}")
+    check_parameters(params, metric_parameters(metric), f"score: {metric}")
     for keyword, value in (("model", model), ("device", device)):
         if value is not None and not isinstance(value, str):
             raise InputError(f"score: {keyword} is {type(value).__name__}; fix: pass a str (a path, or e.g. 'cpu')")

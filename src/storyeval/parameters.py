@@ -111,7 +111,7 @@ JUDGE: dict[str, dict] = {
     "batch_size": BATCH,
     "batch_tokens": TOKENS,
     "max_new_tokens": integer(1, 4096),
-    "top_logprobs": integer(5, 100),  # servers cap it lower (OpenAI's API and vLLM's default: 20)
+    "top_logprobs": integer(5, 1000),  # servers cap it lower (OpenAI's API and vLLM's default: 20); 1000 bounds a reply
     "dtype": choice("auto", "float32", "bfloat16", "float16"),
 }
 
@@ -139,6 +139,16 @@ def wanted(fragment: Mapping) -> str:
     words = {"integer": "an integer", "number": "a number", "string": "a string", "boolean": "true or false",
              "object": "a mapping", "null": "null"}
     return " or ".join(words[kind] + (bounds if kind in ("integer", "number") else "") for kind in kinds)
+
+
+def metric_parameters(name: str) -> dict[str, dict]:
+    """The fragments of metric `name`'s parameters: METRICS' for a built-in metric; a metric added as one module
+    (docs/contributing.md) declares its own in the module's PARAMETERS (none: no parameter is checked)."""
+    if name in METRICS:
+        return METRICS[name]
+    from storyeval.metrics import catalog  # the catalog imports every metric module: only for an added one
+
+    return dict(getattr(catalog.load(name), "PARAMETERS", {}))
 
 
 def check(params: Mapping, table: Mapping[str, dict], where: str) -> None:
