@@ -23,7 +23,7 @@ from storyeval.errors import InputError
 
 FORMS = ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")
 LAYOUTS = {"worker": "worker-id judges (raw annotation file)", "position": "rater positions (released file)",
-           "rater": "rater-id judges (dataset file)"}
+           "rater": "judge slots of each criterion's raters (dataset file; the log says how)"}
 
 
 def rating_matrix(ratings: pd.DataFrame, target: str, rater: str, rating: str, source: str = "ratings") -> np.ndarray:
