@@ -1,6 +1,5 @@
 """Render a family of figures (figures.smk): each as PDF and PNG, and its report page."""
 
-import html
 import time
 from functools import cache
 
@@ -16,7 +15,14 @@ from storyeval.plots.heatmaps import (
     pvalue_heatmap,
     williams_matrix,
 )
-from storyeval.plots.pages import caption_html, figure_caption, figure_fits, figure_heading, write_figure_page
+from storyeval.plots.pages import (
+    caption_html,
+    figure_caption,
+    figure_fits,
+    figure_heading,
+    note_html,
+    write_figure_page,
+)
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
@@ -129,7 +135,7 @@ for name, spec in params.figures.items():
     if spec["kind"] in DRAWN:
         key, column = DRAWN[spec["kind"]]
         note = missing_note(read_table(snakemake.input[key], [column]), table("registry"), column)
-        caption += f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
+        caption += note_html(note)
     write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
                       caption, degenerate, figure_fits(spec))
     log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,

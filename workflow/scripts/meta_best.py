@@ -1,6 +1,5 @@
 """Which LLM judge and which metric agree best with humans, per criterion and grouping: table and figure."""
 
-import html
 from pathlib import Path
 
 import pandas as pd
@@ -14,6 +13,7 @@ from storyeval.plots.pages import (
     best_answer,
     caption_html,
     meta_headers,
+    note_html,
     readable,
     write_figure_page,
     write_table_page,
@@ -39,7 +39,7 @@ write_markdown(shown, out.md, p.title)
 caption = caption_html(snakemake.input.caption, snakemake.wildcards, snakemake.params.facts)
 names = intervals.rename(columns={"metric": "slug"})[["slug", "label"]].drop_duplicates("slug")
 note = missing_note(intervals, names)  # BOOT-BOTH's count of each column's stories without a value
-caption += f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
+caption += note_html(note)
 write_table_page(out.table_page, shown, p.title, [out.csv, out.md], caption, groups,
                  table["kind_best"].to_numpy(), KEPT)
 pixels = save_figure(best_agreement(table, p.coefficient, p.dpi), out.pdf, out.png, p.dpi)

@@ -1,14 +1,12 @@
 """Which story of each prompt wins, per humans and per metric: pairwise accuracy with ties and its bootstrap
 interval over prompts (storyeval.stats.paired)."""
 
-import html
-
 import pandas as pd
 
 from storyeval.analysis import missing_note, with_labels
 from storyeval.data.load import load_cubes
 from storyeval.io import log_to, read_table, write_csv, write_markdown
-from storyeval.plots.pages import caption_html, paired_view, write_table_page
+from storyeval.plots.pages import caption_html, note_html, paired_view, write_table_page
 from storyeval.stats.paired import COLUMNS, paired_accuracy
 
 log = log_to(snakemake.log[0])
@@ -33,7 +31,7 @@ caption = caption_html(snakemake.input.caption, snakemake.wildcards)
 note = missing_note(table, registry, count="dropped")
 if note:
     log.info("%s", note)
-    caption += f'\n<p class="caption">{html.escape(note)}</p>'
+caption += note_html(note)
 write_table_page(out.page, shown, title, [out.csv, out.md], caption, ["Criterion"])
 best = table.sort_values("calibrated", ascending=False, kind="stable").groupby("criterion", sort=False).head(1)
 log.info("best tie-calibrated accuracy per criterion: %s",

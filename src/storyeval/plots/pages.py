@@ -256,6 +256,11 @@ def fill_caption(text: str, wildcards: Mapping[str, str], facts: Mapping[str, st
     return FACT.sub(lambda match: str((facts or {})[match[1]]), text)
 
 
+def note_html(note: str) -> str:
+    """A one-sentence note under a page's caption (e.g. `analysis.missing_note`'s), or "" where there is none."""
+    return f'\n<p class="caption">{html.escape(note)}</p>' if note else ""
+
+
 def caption_html(path: str | Path, wildcards: Mapping[str, str], facts: Mapping[str, str] | None = None) -> str:
     """A caption file (reStructuredText paragraphs with *emphasis* and ``code``, the wildcards and facts as
     Snakemake's report fills them) as HTML for the page itself: the report hides captions behind a button."""
