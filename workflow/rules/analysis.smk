@@ -17,7 +17,7 @@ rule correlations:
         CORE_ENV
     params:
         sources=script_digest("correlations.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         levels=dataset_levels,
         coefficients=config["analysis"]["coefficients"],
         system_ties=config["analysis"]["system_ties"],
@@ -98,7 +98,7 @@ rule system_ranking:
         CORE_ENV
     params:
         sources=script_digest("system_ranking.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         dpi=config["figures"]["dpi"],
         figure=SYSTEM_RANKING_FIGURE,
     script:

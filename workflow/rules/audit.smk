@@ -39,7 +39,7 @@ rule audit:
         CORE_ENV
     params:
         sources=script_digest("audit.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=RUN.reference_system("hanna", "released"),
         config={section: config[section] for section in ("analysis", "reanalysis")},
     script:
         "../scripts/audit.py"

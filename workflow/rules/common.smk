@@ -86,7 +86,6 @@ def neural_job_threads(wildcards):
 
 
 RESOURCES = config["data"]["resources_dir"]
-HANNA = config["hanna"]
 PINNED = Pinned(config)  # pinned third-party files by source; the user's datasets given by URL: source "datasets"
 SOURCES = PINNED.sources
 RECORDED = f"{RESOURCES}/recorded-checksums.tsv"  # sha256 of files pinned with sha256: null, at first download
@@ -154,6 +153,11 @@ wildcard_constraints:
 
 # Shared by the rule files, one line each, for score-set inputs and levels, shards, metric options and digests,
 # report entries.
+
+
+def dataset_reference_system(wildcards):
+    """The dataset's human "system", left out of correlations and rankings (storyeval.workflow.run.Run)."""
+    return RUN.reference_system(wildcards.dataset, wildcards.get("scoreset", "computed"))
 
 
 def dataset_levels(wildcards):

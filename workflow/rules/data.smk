@@ -94,3 +94,46 @@ rule text_dataset_tables:
         sources=script_digest("text_dataset_tables.py"),
     script:
         "../scripts/text_dataset_tables.py"
+
+
+rule normalise_released:
+    # The scores a built-in dataset's authors released beside its texts (UNION's metric outputs, PDS's and TTCW's
+    # LLM judges): a score set of the dataset's own stories, analysed as HANNA's released scores are.
+    input:
+        texts="results/{dataset}/data/texts.parquet",
+        files=lambda wildcards: PINNED.released_sources(wildcards.dataset),
+    output:
+        scores="results/{dataset}/released/scores.parquet",
+        registry="results/{dataset}/released/metrics.csv",
+    log:
+        "logs/normalise/{dataset}_released.log",
+    wildcard_constraints:
+        dataset="|".join(map(re.escape, RUN.released_sets)) or "none",
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("normalise_released.py"),
+        dataset=lambda wildcards: config["datasets"][wildcards.dataset],
+        metric_directions=config["metric_directions"],
+    script:
+        "../scripts/normalise_released.py"
+
+
+rule paper_recipes:
+    # A built-in dataset's printed numbers recomputed by its paper's own recipe where storyeval's analysis
+    # computes them otherwise (the audit compares both).
+    input:
+        lambda wildcards: PINNED.released_sources(wildcards.dataset, "recipe_inputs"),
+    output:
+        "results/{dataset}/paper_recipes.csv",
+    log:
+        "logs/paper_recipes/{dataset}.log",
+    wildcard_constraints:
+        dataset="|".join(map(re.escape, RUN.recipe_sets)) or "none",
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("paper_recipes.py"),
+        dataset=lambda wildcards: config["datasets"][wildcards.dataset],
+    script:
+        "../scripts/paper_recipes.py"

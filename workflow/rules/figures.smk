@@ -63,7 +63,7 @@ for rule_name, names in TABLE_RULES.items():
         params:
             **{key: config["analysis"][key] for name in names for key in plan.TABLES[name][1]},
             tables=names,
-            reference_system=HANNA["reference_system"],  # Tab. 4 marks the generated systems
+            reference_system=dataset_reference_system,  # Tab. 4 marks the generated systems
             facts=caption_facts,
             sources=script_digest("tables.py"),
         script:
@@ -91,7 +91,7 @@ rule about_dataset:
     conda:
         CORE_ENV
     params:
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         facts=caption_facts,
         sources=script_digest("about.py"),
     script:

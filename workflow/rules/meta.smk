@@ -46,7 +46,7 @@ rule meta_correlations:
         CORE_ENV
     params:
         sources=script_digest("meta_correlations.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_correlations.py"
@@ -65,7 +65,7 @@ rule meta_pairwise:
         CORE_ENV
     params:
         sources=script_digest("meta_pairwise.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_pairwise.py"
@@ -85,7 +85,7 @@ rule meta_perm_both:
         CORE_ENV
     params:
         sources=script_digest("meta_perm_both.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_perm_both.py"
@@ -104,7 +104,7 @@ rule meta_boot_both:
         CORE_ENV
     params:
         sources=script_digest("meta_boot_both.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_boot_both.py"
@@ -200,7 +200,7 @@ rule meta_williams_judges:
         CORE_ENV
     params:
         sources=script_digest("meta_williams_judges.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         meta=lambda wildcards: workflow_meta.params(RUN, wildcards.dataset, wildcards.scoreset),
     script:
         "../scripts/meta_williams_judges.py"

@@ -56,7 +56,7 @@ rule validate_against_released:
         CORE_ENV
     params:
         sources=script_digest("validate.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=lambda wildcards: RUN.reference_system(wildcards.textset),
     script:
         "../scripts/validate.py"
 

@@ -15,7 +15,7 @@ rule williams:
         CORE_ENV
     params:
         sources=script_digest("williams.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         levels=dataset_levels,
         story_mode=config["stats"]["williams_story_mode"],
         orientation=config["analysis"]["orientation"],
@@ -35,7 +35,7 @@ rule confounds:
         CORE_ENV
     params:
         sources=script_digest("confounds.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         coefficients=config["analysis"]["coefficients"],
         margin=config["stats"]["confound_margin"],
         length_limit=config["stats"]["length_confound"],
@@ -63,7 +63,7 @@ rule paired_accuracy:
         CORE_ENV
     params:
         sources=script_digest("paired_accuracy.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         seed=config["stats"]["seed"],
         n_resamples=config["stats"]["n_resamples"],
         confidence=config["analysis"]["confidence"],
@@ -85,7 +85,7 @@ rule bootstrap_f1:
         CORE_ENV
     params:
         sources=script_digest("bootstrap_f1.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         seed=config["stats"]["seed"],
         n_resamples=config["stats"]["n_resamples"],
         confidence=config["analysis"]["confidence"],
@@ -108,7 +108,7 @@ rule correlation_ci:
         CORE_ENV
     params:
         sources=script_digest("correlation_ci.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         levels=dataset_levels,
         coefficients=config["analysis"]["coefficients"],
         seed=config["stats"]["seed"],
@@ -130,7 +130,7 @@ rule topk_systems:
         CORE_ENV
     params:
         sources=script_digest("topk.py"),
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         topk=config["stats"]["topk"],
     script:
         "../scripts/topk.py"
@@ -191,7 +191,7 @@ rule reanalyses:
     params:
         sources=script_digest("reanalyses.py"),
         reanalysis=config["reanalysis"],
-        reference_system=HANNA["reference_system"],
+        reference_system=dataset_reference_system,
         coefficients=config["analysis"]["coefficients"],
         system_coefficients=config["analysis"]["system_coefficients"],
     script:

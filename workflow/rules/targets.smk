@@ -13,3 +13,15 @@ for dataset_name in config["datasets"]:
         input:
             startup_check(workflow_targets.dataset_targets, RUN, dataset_name),
         localrule: True
+
+
+# One target per built-in kind configured under other names: `dataset_union` runs union-roc and union-wp.
+for kind_name, kind_inputs in startup_check(workflow_targets.kind_targets, RUN).items():
+
+    rule:
+        f"everything of the datasets of kind {kind_name}"
+        name:
+            f"dataset_{kind_name}"
+        input:
+            kind_inputs,
+        localrule: True

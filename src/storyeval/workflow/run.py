@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from storyeval.datasets import RELEASED, Dataset, describe
+from storyeval.datasets import Dataset, describe
+from storyeval.datasets.hanna import RELEASED
 from storyeval.judges import config as judge_config
 from storyeval.metrics import catalog
 from storyeval.workflow import metrics
@@ -45,11 +46,33 @@ class Run:
         """Every dataset with results: HANNA (its released scores) and those read from their texts."""
         return list(dict.fromkeys(["hanna", *self.text_datasets]))
 
+    @property
+    def released_sets(self) -> list[str]:
+        """The datasets read from their texts whose authors released scores beside them (rule normalise_released;
+        HANNA's released scores come from their own file, rule normalise_hanna)."""
+        return [name for name in self.text_datasets
+                if name != "hanna" and describe(self.config["datasets"][name], name).released is not None]
+
+    @property
+    def recipe_sets(self) -> list[str]:
+        """The datasets read from their texts whose kind recomputes printed numbers by its paper's recipes."""
+        return [name for name in self.text_datasets if describe(self.config["datasets"][name], name).recipes]
+
     def described(self, dataset: str, scoreset: str) -> Dataset:
-        """What the score set's dataset is: HANNA's released scores, or a configured dataset."""
-        if scoreset == "released":
+        """What the score set's dataset is: HANNA's released scores, or a configured dataset (another dataset's
+        released scores are scores of its own stories)."""
+        if scoreset == "released" and dataset == "hanna":
             return RELEASED
         return self.fitted.get(dataset) or describe(self.config["datasets"][dataset], dataset)
+
+    def reference_system(self, dataset: str, scoreset: str = "computed") -> str | None:
+        """The dataset's human "system", left out of its correlations and rankings: the entry's
+        `reference_system`, else its kind's (HANNA's kinds: config hanna.reference_system, which the released
+        file's check reads too); None where the stories hold no human reference system."""
+        described = self.described(dataset, scoreset)
+        if described.kind.startswith("hanna-"):
+            return self.config["hanna"]["reference_system"]
+        return self.config["datasets"].get(dataset, {}).get("reference_system", described.reference_system)
 
     def enabled_metrics(self, dataset: str) -> list[str]:
         return metrics.enabled(self.config, dataset)
@@ -62,7 +85,7 @@ class Run:
         """Slugs and labels of the metrics a score set will hold: the released file's header (None before it is
         fetched: all the configured names count as held), or the columns of the dataset's enabled metrics."""
         if scoreset == "released":
-            return self.released
+            return self.released if dataset == "hanna" else None
         columns = [(slug, column.label) for metric in self.enabled_metrics(dataset)
                    for slug, column in catalog.entry(metric).columns.items()]
         return {name for pair in columns for name in pair}

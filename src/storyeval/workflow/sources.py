@@ -1,12 +1,19 @@
-"""The pinned third-party files, by source: config hanna, storyer and s3, and "datasets", the user's datasets
-given by URL. Rule fetch downloads each (local mirrors first) into data.resources_dir/<source>/."""
+"""The pinned third-party files, by source: config hanna, storyer and s3, the built-in dataset kinds' releases
+(storyeval.datasets.SOURCES: union, deltascore, pds, ttcw), and "datasets", the user's datasets given by URL.
+Rule fetch downloads each (local mirrors first) into data.resources_dir/<source>/."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
 
+from storyeval.datasets import SOURCES, describe
 from storyeval.errors import InputError
+
+
+def local_name(entry: Mapping) -> str:
+    """The file name of a pinned file's local copy and of its mirror copy: `local`, else the path's last part."""
+    return entry.get("local") or Path(entry["path"]).name
 
 
 class Pinned:
@@ -14,6 +21,7 @@ class Pinned:
         self.config = config
         self.resources = config["data"]["resources_dir"]
         self.sources = {
+            **SOURCES,
             "hanna": config["hanna"],
             "storyer": config["storyer"],
             "s3": config["s3"],
@@ -35,7 +43,7 @@ class Pinned:
 
     def path(self, source: str, key: str) -> str:
         """Local path of a pinned file (fetched by rule fetch)."""
-        return f"{self.resources}/{source}/{Path(self.files(source)[key]['path']).name}"
+        return f"{self.resources}/{source}/{local_name(self.files(source)[key])}"
 
     def url(self, source: str, key: str) -> str:
         entry = self.files(source)[key]
@@ -44,7 +52,7 @@ class Pinned:
     def entry(self, source: str, file: str) -> dict:
         """What rule fetch needs of the pinned file called `file`: its key, URL, sha256 and the mirrors."""
         for key, entry in self.files(source).items():
-            if Path(entry["path"]).name == file:
+            if local_name(entry) == file:
                 return {"key": key, "url": self.url(source, key), "sha256": entry["sha256"],
                         "mirrors": self.mirrors(source)}
         raise InputError(f"no pinned {source} file is called {file!r}; fix: add it to config.yaml")
@@ -61,10 +69,22 @@ class Pinned:
         entry = self.config["datasets"][dataset]
         if "file" in entry:
             return self.path(*entry["file"].split("/"))
+        if describe(entry, dataset).source:
+            return self.text_sources(dataset)[0]
         return entry.get("path") or self.path("datasets", dataset)
 
     def text_sources(self, dataset: str) -> list[str]:
         """A dataset's input files, in order: `text_source`, or each part's of a table given as `files:`."""
-        if not self.config["datasets"][dataset].get("files"):
+        entry = self.config["datasets"][dataset]
+        declared = describe(entry, dataset)
+        if declared.source and "file" not in entry:  # a built-in release: the files its loader reads
+            return [self.path(declared.source, key) for key in declared.inputs]
+        if not entry.get("files"):
             return [self.text_source(dataset)]
         return [part.get("path") or self.path("datasets", key) for key, part in self.table_parts(dataset)]
+
+    def released_sources(self, dataset: str, inputs: str = "released_inputs") -> list[str]:
+        """The files of the scores a built-in dataset's authors released beside its texts (metric outputs,
+        judges), in the order its `released` reader takes them; `inputs` "recipe_inputs": its paper recipes'."""
+        declared = describe(self.config["datasets"][dataset], dataset)
+        return [self.path(declared.source, key) for key in getattr(declared, inputs)]

@@ -21,7 +21,7 @@ from storyeval.limits import check_draws
 from storyeval.metrics import catalog
 from storyeval.names import check_released
 from storyeval.text.fit import fitted_description, load_fitted
-from storyeval.workflow.sources import Pinned
+from storyeval.workflow.sources import Pinned, local_name
 
 
 def key_name(sources: ConfigSources, key: str) -> str:
@@ -47,7 +47,7 @@ def missing_file(pinned: Pinned, source: str, key: str, verified: MutableMapping
         return None
     local = local_copy(pinned.path(source, key), pinned.mirrors(source), pinned.files(source)[key]["sha256"], recorded)
     if local is None and not (pinned.config["data"]["allow_download"] and reachable(pinned.url(source, key))):
-        return (f"{Path(pinned.files(source)[key]['path']).name}: in no mirror "
+        return (f"{local_name(pinned.files(source)[key])}: in no mirror "
                 f"({', '.join(pinned.mirrors(source)) or 'none configured'}) and {pinned.url(source, key)} is "
                 "unreachable or downloads are off")
     verified[(source, key)] = local

@@ -10,8 +10,10 @@ from storyeval.workflow.sources import Pinned
 
 
 def analysed_sets(run) -> list[tuple[str, str]]:
-    """(dataset, score set) of every analysis the run makes: HANNA's released scores, each scored dataset."""
-    return [("hanna", "released")] + [(name, "computed") for name in run.text_datasets if run.enabled_metrics(name)]
+    """(dataset, score set) of every analysis the run makes: HANNA's released scores, the scores other datasets'
+    authors released, each scored dataset."""
+    return ([("hanna", "released")] + [(name, "released") for name in run.released_sets]
+            + [(name, "computed") for name in run.text_datasets if run.enabled_metrics(name)])
 
 
 def figure_rules(run) -> dict[str, tuple]:
@@ -69,7 +71,34 @@ def dataset_targets(run, dataset: str) -> list[str]:
     released scores' analysis; nothing of another dataset's files."""
     scored = dataset in run.text_datasets and (run.enabled_metrics(dataset) or run.judge_jobs(dataset))
     targets = computed_targets(run, dataset) + judges.targets(run, dataset) if scored else []
+    if dataset in run.released_sets:
+        targets += analysis_targets(run, dataset, "released") + meta.targets(run, dataset, "released")
+    if dataset in run.recipe_sets:
+        targets.append(f"results/{dataset}/paper_recipes.csv")
+    if dataset in run.text_datasets:  # a release's licence travels with the results of its files
+        targets += licence_files(run, dataset)
     return targets + (released_targets(run) if dataset == "hanna" else [])
+
+
+def licence_files(run, dataset: str) -> list[str]:
+    """The licence file of a built-in dataset's pinned release (key `license`), where it has one."""
+    from storyeval.datasets import describe
+
+    source = describe(run.config["datasets"][dataset], dataset).source
+    pinned = Pinned(run.config)
+    return [pinned.path(source, "license")] if source and "license" in pinned.files(source) else []
+
+
+def kind_targets(run) -> dict[str, list[str]]:
+    """Rule dataset_<kind> of a built-in kind configured under other names (union-roc and union-wp: dataset_union):
+    the targets of each of its datasets."""
+    from storyeval.datasets import SOURCES
+
+    kinds = {}
+    for name, entry in run.config["datasets"].items():
+        if entry["kind"] in SOURCES and entry["kind"] not in run.config["datasets"]:
+            kinds.setdefault(entry["kind"], []).extend(dataset_targets(run, name))
+    return {kind: list(dict.fromkeys(targets)) for kind, targets in kinds.items()}
 
 
 def all_targets(run) -> list[str]:
@@ -82,11 +111,11 @@ def all_targets(run) -> list[str]:
 
 def caption_facts(run, dataset: str, scoreset: str = "computed") -> dict[str, str]:
     """The sentences of the report's captions that depend on the score set (storyeval.plots.pages.caption_facts):
-    its levels as computed, HANNA's conventions only on HANNA's stories, the judges it is compared with."""
+    its levels as computed, whether a human reference system is left out, the judges it is compared with."""
     from storyeval.plots.pages import caption_facts as facts
 
-    released = scoreset == "released"
-    hanna = released or run.config["datasets"][dataset]["kind"] in ("hanna-annotations", "hanna-llm")
+    released = scoreset == "released" and dataset == "hanna"
+    reference = run.reference_system(dataset, scoreset) is not None
     judges = ("released" if meta.with_judges(run.config, dataset, scoreset)
               else "configured" if not released and run.judge_jobs(dataset) else "")
-    return facts(run.structure(dataset, scoreset), hanna, released, judges, meta.groupings(run, dataset, scoreset))
+    return facts(run.structure(dataset, scoreset), reference, released, judges, meta.groupings(run, dataset, scoreset))

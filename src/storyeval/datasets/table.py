@@ -1,0 +1,62 @@
+"""The user's own rated stories (kind `table`): a file, or files, in `storyeval.text.layouts`' layouts (CSV, TSV,
+JSONL, Parquet) described by the entry's `columns:` map; what the dataset has follows from that map."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import partial
+
+from storyeval.datasets.base import Dataset
+from storyeval.errors import InputError
+from storyeval.text import datasets as loaders
+from storyeval.text import layouts
+
+
+def table_parts(entry: Mapping) -> list[Mapping]:
+    """The files of a table entry (`files:`), or the one file (`path:`/`url:`) as one part with no settings of
+    its own."""
+    return list(entry.get("files") or [{}])
+
+
+def table_criteria(entry: Mapping) -> tuple[str, ...]:
+    """The criteria a table entry names: each part's constant `criterion`, or its (merged) columns map's
+    criteria; layout long without `columns.criteria` names none (the file's values decide)."""
+    columns = entry.get("columns") or {}
+    named = [part["criterion"] if part.get("criterion") else
+             layouts.criterion_columns({**columns, **(part.get("columns") or {})}) for part in table_parts(entry)]
+    return tuple(dict.fromkeys(name for names in named for name in ([names] if isinstance(names, str) else names)))
+
+
+def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
+    """The user's own file, or files (CSV, TSV, JSONL, Parquet), in `storyeval.text.layouts`' layouts as a
+    dataset: what it has follows from its columns map."""
+    columns = entry.get("columns") or {}
+    layout = entry.get("layout", "wide")
+    if layout not in layouts.LAYOUTS:
+        raise InputError(f"datasets.{name}.layout: {layout!r}; fix: use one of {', '.join(layouts.LAYOUTS)}")
+    for index, part in enumerate(table_parts(entry)):
+        merged = {**columns, **(part.get("columns") or {})}
+        needed = ("score",) if part.get("criterion") else ("criterion", "score") if layout == "long" else ()
+        missing = [key for key in needed if not merged.get(key)]
+        if missing:
+            what = (f"files[{index}] rates one criterion, so it" if part.get("criterion") else f"layout {layout}")
+            raise InputError(f"datasets.{name}.columns: {what} needs {' and '.join(missing)}; fix: name the columns "
+                             f"that hold each row's {' and '.join(missing)}")
+    scale = entry.get("scale")
+    if scale is not None and not (len(scale) == 2 and scale[0] < scale[1]):
+        raise InputError(f"datasets.{name}.scale: {scale!r}; fix: write the rating scale as [min, max], min < max")
+    criteria = table_criteria(entry)
+    texts = {"story"} | {key for key in ("prompt", "reference") if columns.get(key)}
+    load = partial(loaders.load_table, columns=columns, parts=entry.get("files"), file_format=entry.get("format"),
+                   encoding=entry.get("encoding"), layout=layout, scale=scale, integer=bool(entry.get("integer")),
+                   delimiter=entry.get("delimiter"), decimal=entry.get("decimal", "."))
+    per_rater = any(isinstance(value, list) for value in layouts.criterion_columns(columns).values())
+    rated = bool(criteria) or layout == "long"  # layout long: the criterion column's values, read from the file
+    raters = (bool(columns.get("rater")) or per_rater) and rated
+    return Dataset(kind="table", load=load, texts=frozenset(texts),
+                   prompts=bool(columns.get("prompt_id") or columns.get("prompt")), systems=bool(columns.get("system")),
+                   raters=raters, criteria=criteria, reference_system=entry.get("reference_system"),
+                   criteria_map=entry.get("criteria_map") or {})
+
+
+KINDS = {"table": table_dataset}
