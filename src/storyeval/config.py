@@ -19,10 +19,11 @@ import jsonschema
 import yaml
 
 from storyeval.datasets import KINDS, TABLE_FORMATS, Dataset, describe
+from storyeval.datasets import SOURCES as DATASET_SOURCES
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
 
-SOURCES = ("hanna", "storyer", "s3")
+SOURCES = ("hanna", "storyer", "s3", *DATASET_SOURCES)  # config sections, and the built-in kinds' releases
 # Keys a layered config gives whole: judges.datasets names who is judged, so a --configfile that judges one's own
 # dataset judges that dataset only, not also config.yaml's hanna and hanna-llm (hours with a 7B judge on a CPU).
 WHOLE = ("judges.datasets",)
