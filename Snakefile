@@ -39,6 +39,7 @@ rule all:
     input:
         startup_check(workflow_targets.all_targets, RUN),
         AUDIT_OUTPUTS if AUDIT_WANTED else [],
+        DATASETS_AUDIT if PRINTED_DATASETS else [],
 
 
 # HANNA's released scores alone, with the reproduction audit: `make report-released` (minutes, no metric computed).

@@ -43,3 +43,32 @@ rule audit:
         config={section: config[section] for section in ("analysis", "reanalysis")},
     script:
         "../scripts/audit.py"
+
+
+# The built-in datasets' papers (storyeval.datasets.audit): the numbers each kind module declares as printed.
+PRINTED_DATASETS = workflow_audit.printed_datasets(RUN)
+DATASETS_AUDIT = [f"results/audit/datasets.{suffix}" for suffix in ("csv", "md", "html", "rst")]
+
+
+rule audit_datasets:
+    input:
+        lambda wildcards: workflow_audit.printed_inputs(RUN),
+    output:
+        csv="results/audit/datasets.csv",
+        md="results/audit/datasets.md",
+        landing="results/audit/datasets.rst",  # the landing page's line (workflow/report/workflow.rst)
+        page=report(
+            "results/audit/datasets.html",
+            caption="../report/audit_datasets.rst",
+            category="Reproduction audit",
+            labels={"Table": "Datasets' papers", "Shows": "each dataset paper's printed numbers beside storyeval's"},
+        ),
+    log:
+        "logs/audit_datasets.log",
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("audit_datasets.py"),
+        datasets=lambda wildcards: {name: config["datasets"][name] for name in PRINTED_DATASETS},
+    script:
+        "../scripts/audit_datasets.py"

@@ -25,6 +25,7 @@ class Printed:
     column: str = "value"  # the column of that row holding the number
     scale: float = 1.0  # printed = scale x storyeval's (percentages: 100)
     note: str = ""  # what was tried where no released file gives the number
+    places: int | None = None  # printed decimals where the value drops trailing zeros (0.50 printed: 2)
 
 
 @dataclass(frozen=True, kw_only=True)

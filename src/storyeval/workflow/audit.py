@@ -38,3 +38,19 @@ def inputs(config: Mapping, repository: str | Path, origin: str = "config.yaml")
         "system_means": f"{BASE}/released/system_means.csv",
         "icc": f"{BASE}/released/icc.csv",
     }
+
+
+def printed_datasets(run) -> list[str]:
+    """The datasets of the run whose kind declares printed numbers (storyeval.datasets.audit)."""
+    from storyeval.datasets import describe
+
+    return [name for name in run.text_datasets if describe(run.config["datasets"][name], name).printed]
+
+
+def printed_inputs(run) -> list[str]:
+    """The result files the datasets' printed numbers are compared with."""
+    from storyeval.datasets import describe
+    from storyeval.datasets.audit import result_files
+
+    return [path for name in printed_datasets(run)
+            for path in result_files(name, describe(run.config["datasets"][name], name).printed)]
