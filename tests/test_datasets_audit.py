@@ -15,7 +15,8 @@ CORRELATIONS = pd.DataFrame({"kind": ["metric_criterion"] * 3, "level": ["story"
 def printed(value, metric="bleu", coefficient="pearson", note="", places=None, scale=1.0):
     return Printed(paper="P", table="Tab. 5, p. 9", item=f"{metric} {coefficient}", value=value,
                    result="released/correlations.csv", column="r",
-                   where={"x": metric, "coefficient": coefficient, "level": "story"}, note=note, places=places, scale=scale)
+                   where={"x": metric, "coefficient": coefficient, "level": "story"},
+                   note=note, places=places, scale=scale)
 
 
 @pytest.mark.parametrize(("number", "status"), [
