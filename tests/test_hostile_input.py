@@ -20,12 +20,13 @@ from test_bad_input import SCHEMA, default_config, edit_cell, one_line
 
 from storyeval.api import correlations, score
 from storyeval.config import ConfigSources
+from storyeval.config_names import COMPUTED_ONLY, check_path_names, check_released
 from storyeval.configfiles import check_config_file
 from storyeval.data.hanna import read_wide
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.metrics import catalog
-from storyeval.names import COMPUTED_ONLY, absurd_values, check_path_names, check_released
+from storyeval.names import absurd_values
 from storyeval.pickles import load_restricted
 from storyeval.text.datasets import load_storyer, read_table_file
 

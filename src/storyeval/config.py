@@ -9,103 +9,25 @@ merged key by key: the last source that sets one gives all of it (`take_whole`).
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping
 from pathlib import Path
 
 import jsonschema
 import yaml
 
+from storyeval.config_sources import WHOLE, ConfigSources, read_yaml, sets, shown, take_whole  # noqa: F401
 from storyeval.datasets import KINDS, TABLE_FORMATS, Dataset, describe
 from storyeval.datasets import SOURCES as DATASET_SOURCES
-from storyeval.errors import InputError
 from storyeval.metrics import catalog
 
 SOURCES = ("hanna", "storyer", "s3", *DATASET_SOURCES)  # config sections, and the built-in kinds' releases
 # Keys a layered config gives whole: judges.datasets names who is judged, so a --configfile that judges one's own
 # dataset judges that dataset only, not also config.yaml's hanna and hanna-llm (hours with a 7B judge on a CPU).
-WHOLE = ("judges.datasets",)
+NO_SOURCES = ConfigSources()  # config.yaml alone
 TABLE_KEYS = ("path", "url", "files", "sha256", "format", "encoding", "delimiter", "decimal", "columns")  # kind table
 
 
-@dataclass(frozen=True)
-class ConfigSources:
-    """The config's sources, lowest precedence first: config files, then the `--config` values."""
-
-    files: tuple[str, ...] = ("config.yaml",)
-    values: Mapping = field(default_factory=dict)
-
-    @classmethod
-    def from_workflow(cls, configfiles: Sequence, cli_configfiles: Sequence, cli_values: Mapping) -> ConfigSources:
-        """From Snakemake's `workflow.configfiles` (command-line files first, then the Snakefile's),
-        `workflow.overwrite_configfiles` (the command-line ones) and `workflow.config_settings.config`."""
-        given = [Path(file).absolute() for file in cli_configfiles]
-        directive = [file for file in configfiles if Path(file).absolute() not in given]
-        return cls(tuple(shown(file) for file in [*directive, *given]), dict(cli_values or {}))
-
-    @cached_property
-    def layers(self) -> list[tuple[str, Mapping]]:
-        """(name, content) per source; files are read only when a problem needs its origin (Snakemake has
-        read them already: one that is unreadable now counts as setting nothing)."""
-        return [(name, read_yaml(name)) for name in self.files] + ([("--config", self.values)] if self.values else [])
-
-    def origin(self, *keys: str) -> str:
-        """The last source that sets any of the dotted `keys` ('stats.topk.k_min'), else the last config file."""
-        for name, content in reversed(self.layers):
-            if any(sets(content, key.split(".")) for key in keys):
-                return name
-        return self.files[-1] if self.files else "--config"
-
-    def refuse(self, key: str, what: str, fix: str, *related: str) -> InputError:
-        """The one-line error about `key` (and the `related` keys whose values conflict with it)."""
-        return InputError(f"{self.origin(key, *related)} {key}: {what}; fix: {fix}")
-
-
-def take_whole(config: dict, sources: ConfigSources, keys: Sequence[str] = WHOLE) -> None:
-    """Set each dotted key of `keys` in `config` to the value of the last source that sets it, replacing what
-    Snakemake merged into it from the sources before (a mapping is merged key by key otherwise)."""
-    for key in keys:
-        parts = key.split(".")
-        for _, content in reversed(sources.layers):
-            if sets(content, parts):
-                value = content
-                for part in parts:
-                    value = value[part]
-                target = config
-                for part in parts[:-1]:
-                    target = target.setdefault(part, {})
-                target[parts[-1]] = value
-                break
-
-
-def read_yaml(path: str | Path) -> Mapping:
-    try:
-        content = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return {}
-    return content if isinstance(content, Mapping) else {}
-
-
-def shown(file: str | Path) -> str:
-    """A config file's name as the user knows it: relative to the working directory when inside it."""
-    relative = os.path.relpath(file)
-    return str(file) if relative.startswith("..") else relative
-
-
-def sets(content: object, parts: list[str]) -> bool:
-    """Whether a config mapping sets the key path `parts` (a list value sets every index below it)."""
-    for part in parts:
-        if isinstance(content, list) and part.isdigit():
-            return True
-        if not (isinstance(content, Mapping) and part in content):
-            return False
-        content = content[part]
-    return True
-
-
-def check_config(config: dict, schema_path: str | Path, sources: ConfigSources = ConfigSources()) -> None:
+def check_config(config: dict, schema_path: str | Path, sources: ConfigSources = NO_SOURCES) -> None:
     """Raise InputError naming the first offending key of `config` against the JSON schema, and its file."""
     schema = yaml.safe_load(Path(schema_path).read_text())
     validator = jsonschema.Draft202012Validator(schema)
@@ -121,7 +43,7 @@ def check_config(config: dict, schema_path: str | Path, sources: ConfigSources =
     )
 
 
-def check_consistency(config: Mapping, sources: ConfigSources = ConfigSources()) -> None:
+def check_consistency(config: Mapping, sources: ConfigSources = NO_SOURCES) -> None:
     """Constraints between keys, on a config whose defaults the schema has filled; the first broken one
     raises InputError naming the key, its file and the fix."""
     topk = config["stats"]["topk"]

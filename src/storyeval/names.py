@@ -16,19 +16,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from storyeval.criteria import CRITERIA
-from storyeval.data.registry import build_registry, slugify
 from storyeval.errors import InputError
 from storyeval.limits import ABSURD, MAX_NAME
 
 if TYPE_CHECKING:  # storyeval.config imports the loaders, which check names here
-    from storyeval.config import ConfigSources
+    from storyeval.config_sources import ConfigSources
+
+
+def slugify(name: str) -> str:
+    """`ROUGE-SU* F-Score` -> `rouge-su-star-f-score`; `BaryScore-SD-0.1` -> `baryscore-sd-0.1`: how a label
+    becomes a file-safe name of a column, criterion or system."""
+    slug = name.lower().replace("*", "-star")
+    slug = re.sub(r"[^a-z0-9.]+", "-", slug)
+    return slug.strip("-")
 
 SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a folder or file name on every file system
 LABEL = re.compile(r"[^\x00-\x1f\x7f/\\]+")  # a display name (criterion, system): any text but separators
-# The computed columns HANNA's release lacks (a test checks them against the pinned file): config lists may name
-# them although the released score set cannot hold them.
-COMPUTED_ONLY = frozenset({"perplexity", "summaqa-f1", "storyer-preference",
-                           *(f"storyer-aspect-{k}" for k in range(1, 11))})
 SCALE = (1, 5)  # HANNA's criteria: 5-point Likert
 
 
@@ -46,30 +49,6 @@ def file_key(name: str) -> str:
     """What a name becomes in rule and file names (figures.smk: non-word characters as '_'), case folded for
     file systems that ignore case."""
     return re.sub(r"\W", "_", name).casefold()
-
-
-def check_path_names(config: Mapping, sources: ConfigSources) -> None:
-    """Dataset and model names are safe file names and no two map to one file; each dataset's criteria are
-    labels without separators whose figure names differ."""
-    from storyeval.datasets import describe
-
-    seen: dict[str, str] = {}
-    for name in config["datasets"]:
-        key = f"datasets.{name}"
-        if not safe_name(name):
-            raise sources.refuse(key, f"{name!r} is not a safe name (it is the folder results/<name>: letters, "
-                                 "digits, _ . -, at most 64, no ..)", f"rename it, e.g. {suggest(str(name))}")
-        other = seen.setdefault(file_key(name), name)
-        if other != name:
-            raise sources.refuse(key, f"{name!r} and {other!r} map to the same files (rule and figure names, or "
-                                 "folders on a file system that ignores case)", f"rename one, e.g. {name}-2")
-    for role, model in config["models"].items():
-        if model and not safe_name(model["name"]):
-            raise sources.refuse(f"models.{role}.name", f"{model['name']!r} is not a safe name (part of file "
-                                 "names: letters, digits, _ . -, no ..)", f"use e.g. {suggest(model['name'])}")
-    for name, entry in config["datasets"].items():
-        if entry.get("kind") == "table":
-            check_labels(describe(entry, name).criteria, "criterion", f"datasets.{name}.columns.criteria", sources)
 
 
 def check_labels(labels: Iterable[str], what: str, key: str, sources: ConfigSources | None = None,
@@ -115,54 +94,6 @@ def check_known(names: Iterable[str], known: Iterable[str], key: str, what: str,
     if missing:
         raise sources.refuse(key, f"{what} {missing[0]!r} does not exist; there are {', '.join(map(str, known))}",
                              "use one of these names")
-
-
-def check_released(columns: Mapping[str, Mapping[str, np.ndarray]], path: str, config: Mapping,
-                   sources: ConfigSources) -> str | None:
-    """Start-up checks of HANNA's verified released scores ({column: {system: values}}, storyeval.data.hanna's
-    read_wide): system names, the reference system, the metrics config lists name, the criteria of
-    reanalysis.top_k_criteria. Returns the one warning line on absurd values, or None."""
-    systems = list(next(iter(columns.values())))
-    check_labels(systems, "system", "column 'Model'", source=path, into="story ids")
-    reference = config["hanna"]["reference_system"]
-    if reference not in systems:
-        raise sources.refuse("hanna.reference_system", f"no system {reference!r} in {path}, whose systems are "
-                             f"{', '.join(systems)}", "use one of these (the human reference: Human)")
-    from storyeval.data.hanna import classify
-
-    _, _, metric_columns = classify(list(columns), path)
-    registry = build_registry(metric_columns, path)
-    for slug, column in zip(registry["slug"], registry["column"]):
-        if not safe_name(slug):
-            raise InputError(f"{path}: metric column {column[:60]!r} has the slug {slug!r}, not a safe name (slugs "
-                             "name files and table rows: letters, digits, . -, no ..); fix: restore the released file")
-    released = set(registry["slug"]) | set(registry["label"])
-    for key, names in metric_lists(config).items():
-        for name in names:
-            if name not in released and slugify(name) not in COMPUTED_ONLY:
-                raise sources.refuse(key, f"metric {name!r} is not in {path}, whose metrics are "
-                                     f"{', '.join(registry['label'])}",
-                                     "restore the released file (its pinned sha256), or remove the name")
-    check_known(config["reanalysis"]["top_k_criteria"], [*CRITERIA, *criteria_of(config)],
-                "reanalysis.top_k_criteria", "criterion", sources)
-    return absurd_values(columns, path)
-
-
-def metric_lists(config: Mapping) -> dict[str, list[str]]:
-    """The config lists that name metrics, by key."""
-    return {
-        "figures.representative_metrics": config["figures"]["representative_metrics"],
-        "stats.topk.metrics": config["stats"]["topk"]["metrics"],
-        "reanalysis.sum_of_ranks_metrics": config["reanalysis"]["sum_of_ranks_metrics"],
-        "reanalysis.top_k_metrics": config["reanalysis"]["top_k_metrics"] or [],
-    }
-
-
-def criteria_of(config: Mapping) -> list[str]:
-    """The criteria of every configured dataset."""
-    from storyeval.datasets import describe
-
-    return [criterion for name, entry in config["datasets"].items() for criterion in describe(entry, name).criteria]
 
 
 def absurd_values(columns: Mapping[str, Mapping[str, np.ndarray]], path: str) -> str | None:

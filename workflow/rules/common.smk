@@ -25,7 +25,7 @@ from storyeval.data.fetch import sha256sum
 from storyeval.data.hanna import released_registry
 from storyeval.config import ConfigSources, check_config, check_consistency, take_whole
 from storyeval.errors import InputError
-from storyeval.names import check_path_names
+from storyeval.config_names import check_path_names
 from storyeval.neural.placement import gpu_jobs, gpu_visible, job_threads
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels

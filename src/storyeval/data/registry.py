@@ -13,6 +13,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.names import slugify  # noqa: F401  (re-exported: the registry's slugs)
 
 REFERENCE_MARKERS = {"Ξ": "based", "¤": "free"}
 FAMILY_MARKERS = {"§": "string", "ε": "embedding", "Δ": "model"}
@@ -53,13 +54,6 @@ RELEASED_ORDER = (
 )
 LABEL_PATTERN = re.compile(r"^(?P<name>\S(?:.*\S)?) (?P<ref>[Ξ¤])(?P<family>[§εΔ])$")
 REGISTRY_COLUMNS = ["slug", "label", "column", "reference", "family", "direction", "degenerate_release", "order"]
-
-
-def slugify(name: str) -> str:
-    """`ROUGE-SU* F-Score` -> `rouge-su-star-f-score`; `BaryScore-SD-0.1` -> `baryscore-sd-0.1`."""
-    slug = name.lower().replace("*", "-star")
-    slug = re.sub(r"[^a-z0-9.]+", "-", slug)
-    return slug.strip("-")
 
 
 def released_label(registry: pd.DataFrame) -> pd.Series:

@@ -15,7 +15,7 @@ from types import ModuleType
 from storyeval.datasets.base import Dataset, Printed
 from storyeval.datasets.table import table_criteria, table_dataset, table_parts
 from storyeval.errors import InputError
-from storyeval.text.datasets import TABLE_FORMATS
+from storyeval.text.layouts import TABLE_FORMATS
 
 
 def modules() -> list[ModuleType]:

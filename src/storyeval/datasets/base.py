@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from storyeval.text.datasets import TABLE_FORMATS
+from storyeval.text.layouts import TABLE_FORMATS
 
 
 @dataclass(frozen=True)

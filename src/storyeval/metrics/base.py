@@ -42,10 +42,10 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
-from storyeval.data.registry import slugify
 from storyeval.errors import InputError
+from storyeval.names import slugify
 from storyeval.text.clean import CLEANING
-from storyeval.text.datasets import TEXT_COLUMNS  # noqa: F401  (the text-table layout, re-exported)
+from storyeval.text.layouts import TEXT_COLUMNS  # noqa: F401  (the text-table layout, re-exported)
 
 FAMILIES = ("string", "embedding", "model")  # HANNA's markers: § string-based, ε embedding-based, Δ model-based
 REFERENCE = ("based", "free")  # Ξ reference-based, ¤ reference-free

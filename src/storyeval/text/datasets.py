@@ -28,15 +28,14 @@ from storyeval.names import check_labels
 from storyeval.pickles import brief, load_restricted
 from storyeval.text import layouts
 from storyeval.text.clean import clean_text
+from storyeval.text.layouts import TABLE_FORMATS, TEXT_COLUMNS
 
-TEXT_COLUMNS = ["story_id", "prompt_id", "system", "prompt", "story", "reference"]
 HUMAN = "Human"
 LLM_COLUMNS = ["Prompt", "Human", "Story", "Model"]
 # hanna_stories_annotations.csv, one row per (story, rater); README of dig-team/hanna-benchmark-asg.
 ANNOTATION_COLUMNS = ["Story ID", "Prompt", "Human", "Story", "Model", *CRITERIA, "Worker ID"]
 NAME_COLUMNS = ["Model", "Story ID", "Worker ID"]  # part of story ids or output rows: at most limits.MAX_NAME
 STORYER_CRITERION = "Overall"  # StoryER's averaged human preference score in [0, 1] (8 raters)
-TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}  # the user's own file
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@ import pandas as pd
 from storyeval.errors import InputError, quoted
 from storyeval.limits import ABSURD
 
+# Every text dataset's one table (storyeval.text.datasets), and the file types of the user's own.
+TEXT_COLUMNS = ["story_id", "prompt_id", "system", "prompt", "story", "reference"]
+TABLE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".parquet": "parquet"}
+
 LAYOUTS = ("wide", "long")
 RATING_COLUMNS = ["_row", "story_id", "rater", "criterion", "rating"]  # what `part_ratings` returns
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from storyeval.config import ConfigSources
+from storyeval.config_names import check_released
 from storyeval.data.fetch import find_in_mirrors, local_copy, reachable, verify
 from storyeval.data.hanna import read_wide
 from storyeval.data.registry import resolve_metrics
@@ -19,7 +20,6 @@ from storyeval.datasets import Dataset, describe
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.metrics import catalog
-from storyeval.names import check_released
 from storyeval.text.fit import fitted_description, load_fitted
 from storyeval.workflow.sources import Pinned, local_name
 
