@@ -121,3 +121,30 @@ def test_adding_a_metric_as_contributing_says(scratch, tmp_path):
     rows = table[(table["kind"] == "metric_criterion") & (table["x"] == "word-count")]
     assert set(rows["y"]) == {"Fluency", "Plot", "Delight"} and rows["r"].notna().all()
     assert (rows.query("coefficient == 'pearson' and level == 'system'")["r"] > 0.5).all()  # the planted length
+
+
+def test_adding_a_dataset_as_contributing_says(scratch, tmp_path):
+    """docs/contributing.md, "Adding a dataset": its data, module and test, and one config entry, give a dataset
+    kind whose test passes and whose stories the workflow scores and correlates with its criterion."""
+    section = (REPO / "docs/contributing.md").read_text(encoding="utf-8").split("## Adding a dataset")[1]
+    blocks = {match["language"]: match["code"] for match in FENCE.finditer(section.split("\n## ")[0])}
+    data, module, test = [match["code"] for match in FENCE.finditer(section.split("\n## ")[0])
+                          if match["language"] == "python"][:3]
+    env = environment(scratch)
+    written = subprocess.run([sys.executable, "-c", data], cwd=scratch, env=env, capture_output=True, text=True)
+    assert written.returncode == 0, written.stderr[-3000:]
+    (scratch / "src/storyeval/datasets/fables.py").write_text(module)
+    (scratch / "tests/test_dataset_fables.py").write_text(test)
+    tested = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                             "tests/test_dataset_fables.py"], cwd=scratch, env=env, capture_output=True, text=True,
+                            timeout=600)
+    assert tested.returncode == 0, tested.stdout[-3000:]
+    (scratch / "fables.yaml").write_text(blocks["yaml"])
+    target = "results/fables/computed/correlations.csv"
+    result = subprocess.run([str(BIN / "snakemake"), "--cores", "2", "--configfile", "fables.yaml", "--", target],
+                            cwd=scratch, env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (scratch / "resources/fables/fables.jsonl").is_file()  # fetched from the mirror, its sha256 checked
+    table = pd.read_csv(scratch / target)
+    rows = table[(table["kind"] == "metric_criterion") & (table["y"] == "Moral") & (table["coefficient"] == "pearson")]
+    assert rows.set_index("x").loc["text-length", "r"] > 0.9  # the planted length

@@ -126,7 +126,8 @@ def check_datasets(config: Mapping, sources: ConfigSources) -> None:
 
 
 def check_pinned_entry(config: Mapping, dataset: Mapping, described: Dataset, key: str, sources: ConfigSources) -> None:
-    """A released dataset reads a pinned file of its loader's type, and none of kind table's keys."""
+    """A released dataset reads a pinned file of its loader's type (a kind that pins its own release: those),
+    and none of kind table's keys."""
     extra = [name for name in TABLE_KEYS if name in dataset]
     if extra:
         raise sources.refuse(
@@ -135,6 +136,8 @@ def check_pinned_entry(config: Mapping, dataset: Mapping, described: Dataset, ke
             "remove it, or set kind: table for your own file",
             f"{key}.kind",
         )
+    if "file" not in dataset and described.source:  # a release its kind module pins (SOURCE)
+        return
     if "file" not in dataset:
         raise sources.refuse(
             f"{key}.file",

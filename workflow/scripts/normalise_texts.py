@@ -7,8 +7,7 @@ from storyeval.text.fit import load_fitted
 
 log = log_to(snakemake.log[0])
 name = snakemake.wildcards.textset
-files = list(snakemake.input)  # a table given as files: one a part
-dataset, notes = load_fitted(snakemake.params.dataset, name, files if len(files) > 1 else files[0])
+dataset, notes = load_fitted(snakemake.params.dataset, name, list(snakemake.input))
 for note in notes:
     log.info("%s: %s", name, note)
 texts, human = dataset.texts, dataset.human_scores

@@ -59,6 +59,10 @@ class Dataset:
     description: str = ""  # one sentence: what the stories and ratings are (docs, report)
     licence: str = ""  # of the released files
 
+    def read(self, files: list[str], name: str):
+        """Its loader on its input files: a built-in release's (or a table's parts) as a list, one file alone."""
+        return self.load(files if self.source or len(files) > 1 else files[0], name)
+
     @property
     def levels(self) -> list[str]:
         """Story level (per prompt across systems, or over all stories at once), and system level where

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -78,9 +77,9 @@ def paired_note(prompts: int, systems) -> str:
             "system level")
 
 
-def load_fitted(entry: Mapping, name: str, path: str | Path) -> tuple[TextDataset, list[str]]:
-    """A configured dataset's file read (its first `max_prompts` prompts) and fitted to what it allows."""
-    data = describe(entry, name).load(path, name)
+def load_fitted(entry: Mapping, name: str, files: list[str]) -> tuple[TextDataset, list[str]]:
+    """A configured dataset's files read (its first `max_prompts` prompts) and fitted to what it allows."""
+    data = describe(entry, name).read(list(files), name)
     texts, human = subset_prompts(data.texts, data.human_scores, entry.get("max_prompts"))
     ratings = None if data.ratings is None else data.ratings[data.ratings["story_id"].isin(texts["story_id"])]
     return fit_to_data(dataclasses.replace(data, texts=texts, human_scores=human, ratings=ratings))
