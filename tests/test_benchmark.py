@@ -80,8 +80,9 @@ def test_a_metric_top_on_two_of_three_datasets_leads_the_summary_and_the_answer(
     text = benchmark.answer(table, ranked.reset_index())
     several, _, one = text.partition("on one dataset only")
     assert "Alpha (2 datasets" in several and "Beta" not in several.split("two or more datasets")[1]
-    assert "Beta (delta (computed): logicality)" in one and "Gamma (union (computed): reasonable)" in one
+    assert "Beta (delta, 1/3 cells)" in one and "Gamma (union, 1/3 cells)" in one
     assert "Best metric by the summary's order: Alpha" in text
+    assert "Measured on two or more datasets: 3 of 3 (Alpha, Beta, Gamma)." in text
     assert "Beta on delta (computed) logicality [system]" in text  # a confounded top cell is said
 
 
@@ -138,6 +139,9 @@ def test_the_ceiling_is_nan_with_a_note_without_agreement_and_the_groupings_leve
     system = score_set("grid", "system", "Coherence", {"alpha": 0.6}, {"alpha": 1}, agreement=agreement)
     assert benchmark.benchmark_table([system])["ceiling"].tolist() == [0.9]
     assert benchmark.ceiling_note([item]) == ""
+    table = benchmark.benchmark_table([item])
+    assert list(benchmark.heatmap_matrix(table, benchmark.summary(table), 5)[0].columns) == [
+        "grid · Coherence (ceiling 0.55)"]
 
 
 def test_the_heatmap_groups_columns_by_term_and_frames_the_top_cluster(tmp_path):
@@ -145,9 +149,7 @@ def test_the_heatmap_groups_columns_by_term_and_frames_the_top_cluster(tmp_path)
     ranked = benchmark.summary(table)
     r, top = benchmark.heatmap_matrix(table, ranked, rows=2)
     assert list(r.index) == ["Alpha", "Beta"] and r.shape == top.shape == (2, 3)
-    assert [column.split(" · ")[0] for column in r.columns] == ["grid (computed)", "delta (computed)",
-                                                                 "union (computed)"]  # coherence, then overall
-    assert "logicality [coherence] (ceiling n/a)" in r.columns[1]
+    assert list(r.columns) == ["grid · Coherence", "delta · logicality [coherence]", "union · reasonable [overall]"]
     assert int(top.to_numpy().sum()) == 3 and r.loc["Alpha", top.loc["Alpha"]].gt(0.4).all()
     figure = benchmark_heatmap(r, top, "benchmark")
     frames = [patch for patch in figure.axes[0].patches if isinstance(patch, Rectangle)]
@@ -193,7 +195,8 @@ def test_the_benchmark_of_the_crowd_example_and_hannas_released_scores(tmp_path)
     crowd = yaml.safe_load((REPO / "config/examples/crowd.yaml").read_text())["datasets"]["crowd"]
     for part in crowd["files"]:
         part["path"] = str(REPO / part["path"])
-    workdir = make_workdir(tmp_path, datasets={"crowd": crowd}, **{"hanna.annotations": "skip"})
+    workdir = make_workdir(tmp_path, datasets={"crowd": crowd}, **{"hanna.annotations": "skip",
+                                                                   "storyer_evaluator.reasons.datasets": []})
     done = run_snakemake(workdir, "--cores", "1", "benchmark")
     assert done.returncode == 0, done.stderr[-3000:]
     out = workdir / "results/benchmark"

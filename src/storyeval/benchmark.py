@@ -209,7 +209,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         "mean_rank_share": grouped["rank_share"].mean(),
         "mean_r": grouped["r"].mean(),
         "top_confounded": top[top["confound"].fillna("") != ""].groupby("item").size(),
-        "top_in": (top["set"] + ": " + top["criterion"]).groupby(top["item"]).agg("; ".join),
+        "top_in": top_cells(top),
     })
     counts = ["datasets_top", "cells_top", "top_confounded"]
     result[counts] = result[counts].fillna(0).astype(int)
@@ -218,6 +218,12 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     result = result.sort_values(["datasets_top", "cells_top", "mean_rank_share", "label"],
                                 ascending=[False, False, True, True], kind="stable")
     return result[SUMMARY_COLUMNS].reset_index(drop=True)
+
+
+def top_cells(top: pd.DataFrame) -> pd.Series:
+    """item -> where it is in the top cluster, one score set after another: "hanna (released): Coherence, Empathy"."""
+    by_set = top.groupby(["item", "set"], sort=False)["criterion"].agg(", ".join).reset_index()
+    return (by_set["set"] + ": " + by_set["criterion"]).groupby(by_set["item"], sort=False).agg("; ".join)
 
 
 def listed(names: Sequence[str], most: int = 10) -> str:
@@ -240,9 +246,15 @@ def answer(table: pd.DataFrame, ranked: pd.DataFrame) -> str:
     parts = [f"in the top significance cluster on two or more datasets: {listed(list(several['said']))}"
              if len(several) else "no metric or judge is in the top significance cluster on two or more datasets"
              + (" (one dataset analysed)" if datasets == 1 else "")]
-    parts.append(f"on one dataset only: {listed(list(one['label'] + ' (' + one['top_in'] + ')'))}" if len(one)
-                 else "none on one dataset only")
+    where = table[table["top"]].drop_duplicates("item").set_index("item")["dataset"]  # one dataset each: its name
+    one = one.assign(said=one["label"] + " (" + one["item"].map(where) + ", " + one["cells_top"].astype(str) + "/"
+                     + one["cells"].astype(str) + " cells)")
+    parts.append(f"on one dataset only: {listed(list(one['said']))}" if len(one) else "none on one dataset only")
     text = f"{head}: {'; '.join(parts)}."
+    shared = ranked[ranked["datasets"] >= 2]
+    if datasets > 1:  # only these could be top on two datasets
+        text += (f" Measured on two or more datasets: {len(shared)} of {len(ranked)}"
+                 + (f" ({listed(list(shared['label']))})." if len(shared) else "."))
     for kind, rows in ranked.groupby("kind", sort=False):
         best = rows.iloc[0]
         text += (f" Best {kind} by the summary's order: {best['label']} (top cluster in {best['cells_top']} of "
@@ -269,17 +281,20 @@ def ceiling_note(sets: Sequence[ScoreSetResults]) -> str:
 
 def heatmap_matrix(table: pd.DataFrame, ranked: pd.DataFrame, rows: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(r, top) as items x cells for the heatmap: the summary's first `rows` items, in its order; the cells grouped
-    by term (TERMS' order, then the unmapped names), then by set; a column's label names the set, the criterion,
-    its term where it differs, and its ceiling."""
+    by term (TERMS' order, then the unmapped names), then by set; a column's label names the dataset (and the score
+    set where a dataset has two), the criterion, its term where it differs, and its human ceiling where known."""
     chosen = ranked["item"].head(rows)
     kept = table[table["item"].isin(chosen)]
     cells = table.drop_duplicates(["set", "criterion"])[["set", "criterion", "term", "ceiling"]].copy()
     order = {term: index for index, term in enumerate(TERMS)}
     cells["term_order"] = cells["term"].map(order).fillna(len(order))
     cells = cells.sort_values(["term_order", "term"], kind="stable")
-    ceiling = cells["ceiling"].map(lambda value: "n/a" if pd.isna(value) else f"{value:.2f}")
-    term = np.where(cells["criterion"].map(normalised) == cells["term"], "", " [" + cells["term"] + "]")
-    cells["column"] = cells["set"] + " · " + cells["criterion"] + term + " (ceiling " + ceiling + ")"
+    ceiling = cells["ceiling"].map(lambda value: "" if pd.isna(value) else f" (ceiling {value:.2f})")
+    term = np.where(cells["criterion"].map(normalised) == cells["term"].map(normalised), "", " [" + cells["term"] + "]")
+    sets = table.drop_duplicates("set").set_index("set")
+    single = sets.groupby("dataset")["scoreset"].transform("size") == 1  # a dataset of one score set: its name only
+    short = pd.Series(np.where(single, sets["dataset"], sets.index), index=sets.index)
+    cells["column"] = cells["set"].map(short) + " · " + cells["criterion"] + term + ceiling
     keyed = kept.merge(cells[["set", "criterion", "column"]], on=["set", "criterion"])
     labels = ranked.set_index("item")["label"]
     r = keyed.pivot_table(index="item", columns="column", values="r", aggfunc="first", dropna=False)

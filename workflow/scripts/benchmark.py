@@ -40,7 +40,7 @@ for frame, csv, md, title in ((table, out.table_csv, out.table_md, p.title), (ra
 _atomic(out.landing, lambda tmp: Path(tmp).write_text(answer, encoding="utf-8"))
 caption = caption_html(snakemake.input.caption, {}, {**p.facts, "answer": answer}) + note_html(note)
 r, top = benchmark.heatmap_matrix(table, ranked, p.rows)
-pixels = save_figure(benchmark_heatmap(r, top, p.title), out.pdf, out.png, p.dpi)
+pixels = save_figure(benchmark_heatmap(r, top, p.title, p.dpi), out.pdf, out.png, p.dpi)
 write_figure_page(out.figure_page, out.png, out.pdf, p.title, p.dpi, pixels, caption)
 write_table_page(out.page, for_reading(ranked, 3), p.summary_title, [out.summary_csv, out.table_csv, out.summary_md],
                  caption)
