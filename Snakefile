@@ -26,6 +26,7 @@ include: "workflow/rules/stats.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/meta.smk"
+include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/targets.smk"
 include: "workflow/rules/localrules.smk"
 

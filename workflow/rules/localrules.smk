@@ -8,6 +8,7 @@ localrules:
     computation_times,
     storyer_figure,
     audit,
+    benchmark_table,
 
 
 # The figure and table families of figures.smk, one rule each (fig_*, tables_*), named from the configured datasets.

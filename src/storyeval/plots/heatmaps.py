@@ -22,6 +22,7 @@ from matplotlib.colors import Colormap, ListedColormap, to_rgba, to_rgba_array
 from matplotlib.figure import Figure
 from matplotlib.font_manager import FontProperties
 from matplotlib.ft2font import RenderMode
+from matplotlib.patches import Rectangle
 from matplotlib.path import Path
 from matplotlib.text import Text
 
@@ -478,3 +479,28 @@ def rank_heatmap(matrix: pd.DataFrame, title: str, consensus_rows: int = 0) -> F
         rule_above=rule,
         number_format=".3g",
     )
+
+
+def benchmark_heatmap(r: pd.DataFrame, top: pd.DataFrame, title: str, dpi: int = 200) -> Figure:
+    """The cross-dataset benchmark (storyeval.benchmark.heatmap_matrix): signed r in percent of each metric or judge
+    (rows) with each dataset's criterion (columns), red below 0 and blue above, blank where it was not measured;
+    the cells of a criterion's top significance cluster framed in dark green. Signed, unlike HANNA's |r|: the r
+    are oriented (higher agrees more), so a negative one disagrees with the humans. `dpi`: the PNG's."""
+    function = "benchmark_heatmap"
+    r = _check_matrix(r, function)
+    check_range(r, -1.0, 1.0, "correlations", function)
+    if top.shape != r.shape:
+        raise InputError(f"{function}: top is {top.shape}, r {r.shape}; fix: pass both from heatmap_matrix")
+    shown = pd.DataFrame(np.round(100.0 * r.to_numpy()), index=r.index, columns=r.columns)
+    cmap = colormaps["RdBu"].with_extremes(bad="white")
+    figure = _annotated_heatmap(shown, shown.to_numpy(), title, cmap, -100.0, 100.0)
+    ax = figure.axes[0]
+    # Laid out again at the PNG's resolution: its hinted text runs longer than at the layout's 100 dpi, and the
+    # long rotated labels of dataset criteria would be cut at the page's edge.
+    figure.set_dpi(dpi)
+    size = _layout(*shown.shape)
+    _fit_axes(figure, ax, shown.shape[1] * size["cell"], shown.shape[0] * size["cell"])
+    for row, column in zip(*np.nonzero(top.to_numpy(dtype=bool))):
+        ax.add_patch(Rectangle((column + 0.04, row + 0.04), 0.92, 0.92, fill=False, edgecolor=DARK_GREEN,
+                               linewidth=1.2, zorder=2.5))
+    return figure

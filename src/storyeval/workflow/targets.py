@@ -5,7 +5,7 @@ validation and the learned evaluator's outputs."""
 from __future__ import annotations
 
 from storyeval import plan
-from storyeval.workflow import judges, meta, storyer
+from storyeval.workflow import benchmark, judges, meta, storyer
 from storyeval.workflow.sources import Pinned
 
 
@@ -102,11 +102,12 @@ def kind_targets(run) -> dict[str, list[str]]:
 
 
 def all_targets(run) -> list[str]:
-    """Every dataset's targets and the learned evaluator's, once each (rule all adds the audit)."""
+    """Every dataset's targets, the learned evaluator's and the cross-dataset benchmark's, once each (rule all adds
+    the audit)."""
     targets = released_targets(run)
     for dataset in run.text_datasets:
         targets += dataset_targets(run, dataset)
-    return list(dict.fromkeys(targets + storyer.targets(run)))
+    return list(dict.fromkeys(targets + storyer.targets(run) + benchmark.outputs(run)))
 
 
 def caption_facts(run, dataset: str, scoreset: str = "computed") -> dict[str, str]:
