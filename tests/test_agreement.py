@@ -44,9 +44,9 @@ def test_alpha_by_hand_two_raters_four_stories():
 
 
 def test_alpha_of_krippendorffs_example_with_missing_values():
-    # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", example C: 4 observers, 12 units, gaps;
-    # his alphas: nominal 0.743, ordinal 0.815, interval 0.849, ratio 0.797. Fed as a long table (row order
-    # shuffled) so that the pivot into raters x stories is checked too.
+    # Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability", the example with missing data (4
+    # observers, 12 units; the krippendorff package's docstring cites it): nominal 0.743, ordinal 0.815,
+    # interval 0.849, ratio 0.797. Fed as a long table (rows shuffled) so that the pivot is checked too.
     data = np.array([[1, 2, 3, 3, 2, 1, 4, 1, 2, np.nan, np.nan, np.nan],
                      [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, np.nan, 3],
                      [np.nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, np.nan],

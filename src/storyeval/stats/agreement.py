@@ -11,7 +11,7 @@ all stories where a set has fewer than three systems a prompt and is pooled); th
 raters' coefficients. A metric's r near it agrees with the human mean as well as one more human would.
 
 The Alternative Annotator Test (Calderon, Reichart & Dror, "The Alternative Annotator Test for LLM-as-a-Judge:
-How to Statistically Justify Replacing Human Annotators with LLMs", ACL 2025, Sec. 3; their code
+How to Statistically Justify Replacing Human Annotators with LLMs", ACL 2025; their code
 github.com/nitaytech/AltTest, function alt_test): for each human annotator j, leave j out and ask per instance
 whether the candidate (a metric or an LLM judge) or j aligns better with the remaining annotators (W_f: candidate
 at least as well, W_h: j at least as well); one-sided one-sample t-test of the differences W_h - W_f against
@@ -223,8 +223,9 @@ def alt_test_table(ratings: pd.DataFrame, stories: pd.DataFrame, meta, epsilon: 
         table.insert(1, "criterion", criterion)
         table.insert(5, "epsilon", epsilon)
         frames.append(table)
-        notes.append(f"criterion {criterion!r}: {len(raters)} annotators, {int(table['passed'].sum())} of "
-                     f"{len(table)} candidates pass (epsilon {epsilon})")
+        notes.append(f"criterion {criterion!r}: {len(raters)} annotators ({table['annotators'].max()} with "
+                     f"{min_instances} stories or more tested), {int(table['passed'].sum())} of {len(table)} "
+                     f"candidates pass (epsilon {epsilon})")
     if not frames:
         return meta.labelled(pd.DataFrame(columns=ALT_TEST_COLUMNS)), notes
     return meta.labelled(pd.concat(frames, ignore_index=True)[ALT_TEST_COLUMNS]), notes
