@@ -36,7 +36,7 @@ def test_a_dataset_gets_the_figures_and_tables_its_shape_allows():
     assert plan.wanted_table("tab4_system_means", paired)
     assert plan.wanted_figure(figures["fig09_rating_violins"], paired)
     assert not plan.wanted_figure(figures["fig26_bootstrap_f1"], paired)
-    assert plan.stats_tables(paired)[-3:] == ["paired_accuracy", "icc", "system_means"]
+    assert plan.stats_tables(paired)[-5:] == ["paired_accuracy", "agreement", "alt_test", "icc", "system_means"]
     assert plan.stats_tables(FLAT) == ["correlations", "confounds", "top_metrics", "borda", "williams", "kemeny",
                                        "kemeny_summary", *plan.REANALYSES]
 

@@ -139,8 +139,8 @@ def stats_tables(shape: Mapping) -> list[str]:
     if shape["systems"]:
         names += ["bootstrap_f1", "correlation_ci"] + ["topk"] * shape["topk"]
     names += ["paired_accuracy"] * shape["paired"]
-    if shape["raters"]:
-        names += ["icc"] + ["system_means"] * (shape["systems"] or shape["paired"])
+    if shape["raters"]:  # agreement: alpha and the human ceiling (agreement.csv) and the alt-test (alt_test.csv)
+        names += ["agreement", "alt_test", "icc"] + ["system_means"] * (shape["systems"] or shape["paired"])
     return names
 
 

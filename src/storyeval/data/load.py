@@ -49,6 +49,18 @@ def human_cube(paths, stories: pd.DataFrame, systems: list[str], exact: bool = F
     return build_cube(stories, human, "criterion", "score", ordered_criteria(human["criterion"]), systems, str(source))
 
 
+def analysis_grid(stories: pd.DataFrame, reference_system: str | None, grid: bool = False
+                  ) -> tuple[pd.DataFrame, list[str]]:
+    """(stories, systems) as the cubes lay them out: the analysed systems (the reference removed); fewer than
+    MIN_SYSTEMS systems a prompt are pooled (`scoreset.pooled`) unless `grid` asks for the prompt x system grid."""
+    stories = analysis_stories(stories)
+    systems = analysed_systems(stories, reference_system)
+    if len(systems) < MIN_SYSTEMS and not grid:
+        stories = pooled(stories[stories["system"].isin(systems)])
+        systems = list(stories["system"])
+    return stories, systems
+
+
 def load_cubes(paths, reference_system: str | None, exact: bool = False, grid: bool = False
                ) -> tuple[Cube | None, Cube]:
     """(human criteria cube, metric cube) over the analysed systems; `paths` has stories, scores, registry and,
@@ -56,13 +68,10 @@ def load_cubes(paths, reference_system: str | None, exact: bool = False, grid: b
     MIN_SYSTEMS systems a prompt are pooled (`scoreset.pooled`) unless `grid` asks for the prompt x system grid
     (the paired comparisons)."""
     # stories.csv is in the analysis layout already; a set without ratings reads its texts (texts.parquet)
-    stories = analysis_stories(read_table(paths["stories"], ["story_id", "prompt_id", "system"]))
+    stories, systems = analysis_grid(read_table(paths["stories"], ["story_id", "prompt_id", "system"]),
+                                     reference_system, grid)
     scores = read_table(paths["scores"], ["story_id", "metric", "value"])
     registry = read_table(paths["registry"], ["slug", "order"]).sort_values("order")
-    systems = analysed_systems(stories, reference_system)
-    if len(systems) < MIN_SYSTEMS and not grid:
-        stories = pooled(stories[stories["system"].isin(systems)])
-        systems = list(stories["system"])
     metrics = build_cube(stories, scores, "metric", "value", list(registry["slug"]), systems, str(paths["scores"]))
     if "human" not in paths.keys():
         return None, metrics

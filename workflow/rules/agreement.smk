@@ -1,0 +1,30 @@
+# Human agreement beside every metric: Krippendorff's alpha, the leave-one-rater-out human ceiling at each level
+# and coefficient, and the Alternative Annotator Test (Calderon, Reichart & Dror 2025) of every metric and judge.
+
+
+rule agreement:
+    input:
+        unpack(lambda wildcards: workflow_analysis.agreement_inputs(config, wildcards.dataset, wildcards.scoreset)),
+    output:
+        agreement="results/{dataset}/{scoreset}/agreement.csv",
+        alt_test="results/{dataset}/{scoreset}/alt_test.csv",
+    log:
+        "logs/agreement/{dataset}/{scoreset}.log",
+    benchmark:
+        "benchmarks/agreement/{dataset}/{scoreset}.tsv"
+    priority: STATISTICS_FIRST
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("agreement.py"),
+        reference_system=lambda wildcards: getattr(
+            RUN.described(wildcards.dataset, wildcards.scoreset), "reference_system", HANNA["reference_system"]
+        ),
+        levels=dataset_levels,
+        coefficients=config["analysis"]["coefficients"],
+        system_ties=config["analysis"]["system_ties"],
+        system_backend=config["analysis"]["system_coefficients"],
+        layout=lambda wildcards: "position" if wildcards.dataset == "hanna" else "rater",
+        agreement=config["agreement"],
+    script:
+        "../scripts/agreement.py"
