@@ -118,12 +118,12 @@ def test_the_criteria_map_resolves_config_then_dataset_then_default_by_name():
     assert benchmark.criterion_term("Plot", dataset_map={"Plot": "coherence"}) == ("coherence", "dataset")
     assert benchmark.criterion_term("Plot", {"Plot": "overall"}, {"Plot": "coherence"}) == ("overall", "config")
     assert benchmark.criterion_term("Fluency", {"Other": "overall"}, {"Fluency": "overall"}) == ("overall", "dataset")
-    terms = benchmark.criteria_terms({"a": ["Coherence", "Delight"]}, {"a": {"Delight": "engagement"}})
+    terms = benchmark.criteria_terms({"a": ["Coherence", "Delight"]}, {"a": {"Delight": "interestingness/engagement"}})
     assert terms.to_dict("records") == [
         {"dataset": "a", "criterion": "Coherence", "term": "coherence", "term_source": "default"},
-        {"dataset": "a", "criterion": "Delight", "term": "engagement", "term_source": "config"}]
+        {"dataset": "a", "criterion": "Delight", "term": "interestingness/engagement", "term_source": "config"}]
     results = score_set("a", "none", "Delight", {"alpha": 0.5}, {"alpha": 1}, terms=terms)
-    assert benchmark.benchmark_table([results])["term"].tolist() == ["engagement"]
+    assert benchmark.benchmark_table([results])["term"].tolist() == ["interestingness/engagement"]
 
 
 def test_the_ceiling_is_nan_with_a_note_without_agreement_and_the_groupings_level_with_it():
@@ -172,7 +172,8 @@ def test_the_workflow_compares_each_rated_set_at_the_grouping_its_design_has():
     assert found["crowd"]["intervals"] == "results/crowd/computed/meta/boot_both_none.csv"
     assert found["hanna"]["registries"] == ["results/hanna/released/metrics.csv", "results/hanna/judges/metrics.csv"]
     terms = {(row["dataset"], row["criterion"]): row["term"] for row in workflow_benchmark.terms(crowd)}
-    assert terms[("crowd", "Interestingness")] == "engagement" and terms[("hanna", "Surprise")] == "Surprise"
+    assert terms[("crowd", "Interestingness")] == "interestingness/engagement"
+    assert terms[("hanna", "Surprise")] == "Surprise"
     everything = targets.all_targets(crowd)
     assert set(workflow_benchmark.outputs(crowd)) <= set(everything)
     assert "results/benchmark/report/benchmark.html" in everything

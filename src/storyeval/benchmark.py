@@ -37,7 +37,7 @@ TERMS = {
     "coherence": "the story's events follow from one another (coherence, logical consistency)",
     "fluency": "the sentences read well (grammar, readability, language)",
     "relevance": "the story fits its prompt",
-    "engagement": "the reader is interested, wants to read on (interestingness, engagement)",
+    "interestingness/engagement": "the reader is interested, wants to read on (interestingness, engagement)",
     "empathy": "the reader understands or shares the characters' emotions",
     "complexity": "the story's plot and characters are elaborate",
     "overall": "one overall judgment of quality",
@@ -50,7 +50,7 @@ TERMS = {
 #   two cells of their own.
 # - relatedness (DeltaScore: "the story relates to the title") -> relevance (HANNA: "how well the story matches its
 #   prompt").
-# - interestingness (DeltaScore) and engagement (HANNA, PDS) -> engagement.
+# - interestingness (DeltaScore) and engagement (HANNA, PDS) -> interestingness/engagement.
 # - narrative complexity (PDS, Harel-Canada et al. 2024) -> complexity (HANNA's Complexity).
 # - reasonable (UNION, Guan & Huang 2020: a binary "is the story reasonable" vote), StoryER's Overall (Chen et al.
 #   2022) and TTCW's count of passed tests (Chakrabarty et al. 2024) -> overall.
@@ -62,7 +62,7 @@ DEFAULT_MAP = {
     "coherence": "coherence", "logicality": "coherence",
     "fluency": "fluency",
     "relevance": "relevance", "relatedness": "relevance",
-    "engagement": "engagement", "interestingness": "engagement",
+    "engagement": "interestingness/engagement", "interestingness": "interestingness/engagement",
     "empathy": "empathy",
     "complexity": "complexity", "narrative complexity": "complexity",
     "overall": "overall", "reasonable": "overall", "tests passed": "overall",

@@ -4,7 +4,7 @@
 
 rule agreement:
     input:
-        unpack(lambda wildcards: workflow_analysis.agreement_inputs(config, wildcards.dataset, wildcards.scoreset)),
+        unpack(lambda wildcards: workflow_meta.agreement_inputs(config, wildcards.dataset, wildcards.scoreset)),
     output:
         agreement="results/{dataset}/{scoreset}/agreement.csv",
         alt_test="results/{dataset}/{scoreset}/alt_test.csv",
@@ -17,9 +17,7 @@ rule agreement:
         CORE_ENV
     params:
         sources=script_digest("agreement.py"),
-        reference_system=lambda wildcards: getattr(
-            RUN.described(wildcards.dataset, wildcards.scoreset), "reference_system", HANNA["reference_system"]
-        ),
+        reference_system=dataset_reference_system,
         levels=dataset_levels,
         coefficients=config["analysis"]["coefficients"],
         system_ties=config["analysis"]["system_ties"],

@@ -11,9 +11,9 @@ from storyeval.text import datasets as loaders
 
 TEXTS = frozenset({"story", "prompt", "reference"})
 HUMAN = "Human"  # the human stories' "system": the references of the generated ones
+# Surprise (how surprising the ending is) fits no shared term: left out (storyeval.benchmark).
 CRITERIA_MAP = {"Relevance": "relevance", "Coherence": "coherence", "Empathy": "empathy",
-                "Surprise": "interestingness/engagement", "Engagement": "interestingness/engagement",
-                "Complexity": "complexity"}
+                "Engagement": "interestingness/engagement", "Complexity": "complexity"}
 DESCRIPTION = ("96 WritingPrompts prompts, the human story and 10 systems' stories each, rated 1-5 by three mTurk "
                "workers on six criteria")
 

@@ -52,10 +52,3 @@ def reanalysis_inputs(config: Mapping, dataset: str, scoreset: str) -> dict:
         inputs.update(with_exact_means(config, scoreset_inputs(dataset, scoreset), ties, dataset))
     return inputs
 
-
-def agreement_inputs(config: Mapping, dataset: str, scoreset: str) -> dict:
-    """Rule agreement: the per-rater ratings beside what the meta-evaluation reads (the score set and, beside
-    HANNA's released scores, the LLM judges): the alt-test's candidates are its metrics and judges."""
-    from storyeval.workflow.meta import inputs  # meta imports this module
-
-    return {**inputs(config, dataset, scoreset), "ratings": f"results/{dataset}/data/rater_ratings.csv"}

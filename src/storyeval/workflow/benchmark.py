@@ -8,7 +8,6 @@ from storyeval.errors import InputError
 from storyeval.plan import report_page
 from storyeval.sources import Facts
 from storyeval.workflow import meta
-from storyeval.workflow import targets as workflow_targets  # it imports this module: used at call time only
 
 BASE = "results/benchmark"
 TABLES = ("benchmark", "summary")
@@ -17,7 +16,7 @@ PAGES = ("benchmark", "heatmap")  # the summary's table page (its answer beside 
 
 def rated_sets(run) -> list[tuple[str, str]]:
     """(dataset, score set) of every analysed score set with human ratings."""
-    return [(dataset, scoreset) for dataset, scoreset in workflow_targets.analysed_sets(run)
+    return [(dataset, scoreset) for dataset, scoreset in run.analysed_sets
             if run.structure(dataset, scoreset)["ratings"]]
 
 

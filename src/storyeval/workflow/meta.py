@@ -34,6 +34,12 @@ def inputs(config, dataset: str, scoreset: str) -> dict:
     return found
 
 
+def agreement_inputs(config, dataset: str, scoreset: str) -> dict:
+    """Rule agreement: the per-rater ratings beside what the meta-evaluation reads (the score set and, beside
+    HANNA's released scores, the LLM judges): the alt-test's candidates are its metrics and judges."""
+    return {**inputs(config, dataset, scoreset), "ratings": f"results/{dataset}/data/rater_ratings.csv"}
+
+
 def best_inputs(run, dataset: str, scoreset: str) -> dict:
     base = BASE.format(dataset=dataset, scoreset=scoreset)
     found = groupings(run, dataset, scoreset)

@@ -54,6 +54,13 @@ class Run:
                 if name != "hanna" and describe(self.config["datasets"][name], name).released is not None]
 
     @property
+    def analysed_sets(self) -> list[tuple[str, str]]:
+        """(dataset, score set) of every analysis the run makes: HANNA's released scores, the scores other datasets'
+        authors released, each scored dataset."""
+        return ([("hanna", "released")] + [(name, "released") for name in self.released_sets]
+                + [(name, "computed") for name in self.text_datasets if self.enabled_metrics(name)])
+
+    @property
     def recipe_sets(self) -> list[str]:
         """The datasets read from their texts whose kind recomputes printed numbers by its paper's recipes."""
         return [name for name in self.text_datasets if describe(self.config["datasets"][name], name).recipes]

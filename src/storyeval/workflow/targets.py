@@ -9,16 +9,9 @@ from storyeval.workflow import benchmark, judges, meta, storyer
 from storyeval.workflow.sources import Pinned
 
 
-def analysed_sets(run) -> list[tuple[str, str]]:
-    """(dataset, score set) of every analysis the run makes: HANNA's released scores, the scores other datasets'
-    authors released, each scored dataset."""
-    return ([("hanna", "released")] + [(name, "released") for name in run.released_sets]
-            + [(name, "computed") for name in run.text_datasets if run.enabled_metrics(name)])
-
-
 def figure_rules(run) -> dict[str, tuple]:
     """The figure rules of the analysed score sets (storyeval.plan.figure_rules)."""
-    analysed = [(dataset, run.structure(dataset, scoreset)["criteria"]) for dataset, scoreset in analysed_sets(run)]
+    analysed = [(dataset, run.structure(dataset, scoreset)["criteria"]) for dataset, scoreset in run.analysed_sets]
     return plan.figure_rules(run.config, analysed)
 
 
