@@ -89,7 +89,9 @@ def read_ratings_file(path: str | Path, name: str) -> pd.DataFrame:
     off = ratings.isna() | (ratings < SCALE[0]) | (ratings > SCALE[1])
     if off.any(axis=None):
         row, column = off.stack()[off.stack()].index[0]
-        raise InputError(f"{label}: line {row + 1}, column {column!r}: {quoted(frame.at[row, column])} is not a "
+        value = frame.at[row, column]
+        shown = f"{value:g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else quoted(value)
+        raise InputError(f"{label}: line {row + 1}, column {column!r}: {shown} is not a "
                          f"rating in [{SCALE[0]:g}, {SCALE[1]:g}]; fix: use the released file")
     frame[list(CRITERIA)] = ratings
     frame["model"] = frame["model"].map(lambda model: SYSTEM_NAMES.get(model, model))
