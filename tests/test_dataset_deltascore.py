@@ -125,10 +125,12 @@ def test_an_unknown_corpus_or_rating_set_names_the_key_and_choices(key, value):
 def test_the_default_config_plans_both_corpora_under_dataset_deltascore():
     from test_workflow_plan import checked
 
+    from storyeval.config import ConfigSources, check_datasets
     from storyeval.workflow import targets
     from storyeval.workflow.run import Run
 
     run = Run(checked())
+    check_datasets(run.config, ConfigSources())  # a built-in release's entry names no file: its kind does
     assert {"deltascore-roc", "deltascore-wp"} <= set(run.recipe_sets) - set(run.released_sets)
     wanted = targets.kind_targets(run)["deltascore"]
     assert {"results/deltascore-roc/paper_recipes.csv", "results/deltascore-wp/computed/correlations.csv"} <= set(
