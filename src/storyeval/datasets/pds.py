@@ -11,8 +11,11 @@ Files (the authors' data, in the fork github.com/EPronovost/psychdepth that carr
   cp1252. Its `story_id`
   is the row number for LLM stories and the Reddit post id for human ones ("j5eqypx"); `study_id` (0-99, three
   numbers absent: 70, 71, 83) names every story in all files, so story ids here are s<study_id>-<writer>.
+- Two human stories' premise cells differ from their premise's: straight apostrophes (premise 14) and a mojibake
+  ending (premise 7, "as 'rent'''''" then "\u00ef??\u00ef"). Every story takes its premise_id's most frequent text
+  (the prompt the LLMs were given): 15 prompt texts.
 - The stories lie on no prompt x system grid: a premise has 3 to 8 stories, a human level appears on 3-4 premises,
-  and 14 premise x model cells hold two stories (two strategies, or two of one strategy). storyeval's grouped
+  and 16 premise x model cells hold two stories (two strategies, or two of one strategy). storyeval's grouped
   story level needs one story per prompt and system, so the 97 stories form one group (prompt_id empty, the
   premise kept as prompt text): story-level correlations over all 97 stories, as the paper correlates its per-story
   means, and no system level. The writer stays the story's system.
@@ -111,7 +114,7 @@ def read_human(path, name: str, stories: pd.DataFrame) -> pd.DataFrame:
     story its study_id names."""
     frame = read_csv(path, name, HUMAN_COLUMNS)
     known = stories.set_index("study_id")[["story_id", "premise_id", "model_short"]]
-    joined = frame.join(known, on="study_id", rsuffix="_story")
+    joined = frame.join(known.add_suffix("_story"), on="study_id")
     wrong = joined["story_id_story"].isna() | (joined[["story_id", "premise_id", "model_short"]].to_numpy()
                                                != joined[["story_id_story", "premise_id_story",
                                                           "model_short_story"]].to_numpy()).any(axis=1)
@@ -134,9 +137,10 @@ def load(paths: Sequence[str], name: str = "pds") -> TextDataset:
     stories = read_stories(stories_path, name)
     ids = story_ids(stories)
     absent = pd.Series(np.nan, index=stories.index, dtype="str")
+    premises = stories.groupby("premise_id")["premise"].agg(lambda texts: texts.value_counts().index[0])
     texts = pd.DataFrame({"story_id": stories["study_id"].map(ids),
                           "prompt_id": pd.array([pd.NA] * len(stories), dtype="Int64"),
-                          "system": stories["model_short"], "prompt": stories["premise"],
+                          "system": stories["model_short"], "prompt": stories["premise_id"].map(premises),
                           "story": stories["text"], "reference": absent})
     ratings = read_human(human_path, name, stories).reset_index(drop=True)
     scores = ratings.groupby(["story_id", "criterion"], sort=True)["rating"].mean().rename("score").reset_index()
