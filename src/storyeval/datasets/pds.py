@@ -179,7 +179,7 @@ def released(paths: Sequence[str], name: str, texts: pd.DataFrame) -> tuple[pd.D
                                         "value": means[criterion].to_numpy()}))
             rows.append({"slug": slug, "label": f"{JUDGES[key]} MoP {criterion}", "column": f"{criterion}_score",
                          "reference": "free", "family": "llm-judge", "direction": "higher",
-                         "degenerate_release": False, "judge": JUDGES[key], "criterion": criterion,
+                         "degenerate_release": False, "judge": JUDGES[key], "criterion": criterion, "task": "MoP",
                          "personas": int(read_csv(path, name, ["participant_id"])["participant_id"].nunique())})
     registry = pd.DataFrame(rows).assign(order=range(len(rows)))
     scores = pd.concat(frames, ignore_index=True)
