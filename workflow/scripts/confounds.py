@@ -2,14 +2,16 @@
 with Text length, flagged where they tell another story (storyeval.stats.confounds)."""
 
 from storyeval.data.load import load_cubes
-from storyeval.io import log_to, write_csv
+from storyeval.io import log_to, read_table, write_csv
 from storyeval.stats.confounds import confound_table, warnings_of
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
 human, metrics = load_cubes(snakemake.input, params.reference_system, grid=True)
 stories = metrics.values.shape[0] * metrics.values.shape[1]
-systems = [system for _ in metrics.prompts for system in metrics.systems]  # the cube's [prompt, system] order
+written = read_table(snakemake.input.stories, ["story_id"])
+writers = dict(zip(written["story_id"], written["writer"])) if "writer" in written else {}  # one group: story ids
+systems = [writers.get(system, system) for _ in metrics.prompts for system in metrics.systems]  # [prompt, system]
 table = confound_table(metrics.values.reshape(stories, -1), human.values.reshape(stories, -1), systems,
                        metrics.names, human.names, params.coefficients, params.margin, params.length_limit)
 write_csv(table, snakemake.output[0])

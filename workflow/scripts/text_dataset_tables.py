@@ -11,6 +11,9 @@ from storyeval.io import log_to, read_table, write_csv
 log = log_to(snakemake.log[0])
 texts = read_table(snakemake.input.texts, ["story_id", "prompt_id", "system"])
 stories = analysis_stories(texts)
+# Who wrote each story, also where the stories form one group (each its own "system"): the within-system
+# correlations of the confounds table group by it.
+stories["writer"] = texts["system"].fillna(texts["story_id"])
 write_csv(stories, snakemake.output.stories)
 human = read_table(snakemake.input.text_human, ["story_id", "criterion", "score"], round_trip=True)
 write_csv(human, snakemake.output.human, float_format=None)  # every bit: system means compare these for ties

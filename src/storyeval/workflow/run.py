@@ -89,10 +89,12 @@ class Run:
         return judge_config.jobs(self.config, dataset) if dataset in self.text_datasets else []
 
     def scoreset_metrics(self, dataset: str, scoreset: str) -> set[str] | None:
-        """Slugs and labels of the metrics a score set will hold: the released file's header (None before it is
-        fetched: all the configured names count as held), or the columns of the dataset's enabled metrics."""
+        """Slugs and labels of the metrics a score set will hold: HANNA's released file's header (None before it
+        is fetched: all the configured names count as held), none of the configured HANNA metric lists for another
+        dataset's released scores (its authors' own metrics or judges, read only once normalised), or the columns
+        of the dataset's enabled metrics."""
         if scoreset == "released":
-            return self.released if dataset == "hanna" else None
+            return self.released if dataset == "hanna" else set()
         columns = [(slug, column.label) for metric in self.enabled_metrics(dataset)
                    for slug, column in catalog.entry(metric).columns.items()]
         return {name for pair in columns for name in pair}
