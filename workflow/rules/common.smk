@@ -22,6 +22,7 @@ if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != sys.path[0]:
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from storyeval.data.fetch import sha256sum
+from storyeval.datasets import KIND_MODULES
 from storyeval.data.hanna import released_registry
 from storyeval.config import ConfigSources, check_config, check_consistency, take_whole
 from storyeval.errors import InputError
@@ -176,6 +177,17 @@ def metric_digest(script):
     """The sources parameter of a metric rule: its script, the metric's module (loaded by name, so no import
     names it) and every storyeval module these import (script_digest)."""
     return lambda wildcards: script_digest(script, catalog.entry(wildcards.metric).module)
+
+
+def kind_digest(script):
+    """The sources parameter of a rule that reads a dataset through its kind: its script and the kind's module
+    (loaded by name, storyeval.datasets.KIND_MODULES), with every storyeval module these import."""
+
+    def digest(wildcards):
+        name = wildcards.get("textset") or wildcards.get("dataset")
+        return script_digest(script, KIND_MODULES[config["datasets"][name]["kind"]])
+
+    return digest
 
 
 def shard_names(dataset):

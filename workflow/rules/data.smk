@@ -66,7 +66,7 @@ rule normalise_texts:
     conda:
         CORE_ENV
     params:
-        sources=script_digest("normalise_texts.py"),
+        sources=kind_digest("normalise_texts.py"),
         dataset=lambda wildcards: config["datasets"][wildcards.textset],
         max_prompts=lambda wildcards: config["datasets"][wildcards.textset].get("max_prompts"),
     script:
@@ -112,7 +112,7 @@ rule normalise_released:
     conda:
         CORE_ENV
     params:
-        sources=script_digest("normalise_released.py"),
+        sources=kind_digest("normalise_released.py"),
         dataset=lambda wildcards: config["datasets"][wildcards.dataset],
         metric_directions=config["metric_directions"],
     script:
@@ -133,7 +133,7 @@ rule paper_recipes:
     conda:
         CORE_ENV
     params:
-        sources=script_digest("paper_recipes.py"),
+        sources=kind_digest("paper_recipes.py"),
         dataset=lambda wildcards: config["datasets"][wildcards.dataset],
     script:
         "../scripts/paper_recipes.py"
