@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from conftest import HANNA_MIRROR, REPO, S3_MIRROR, STORYER_MIRROR
+from conftest import HANNA_MIRROR, REPO
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
@@ -31,7 +31,8 @@ def set_dotted(config: dict, changes: dict) -> dict:
 def make_workdir(tmp: Path, **overrides) -> Path:
     """A work directory whose config.yaml is the default one with absolute mirrors and `overrides` merged."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config["data"]["mirrors"] = {"hanna": [str(HANNA_MIRROR)], "storyer": [str(STORYER_MIRROR)], "s3": [str(S3_MIRROR)]}
+    config["data"]["mirrors"] = {source: [str((REPO / path).resolve()) for path in paths]  # ../shared/data/<source>
+                                 for source, paths in config["data"]["mirrors"].items()}
     set_dotted(config, overrides)
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))

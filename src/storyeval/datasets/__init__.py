@@ -81,8 +81,9 @@ def choose_metrics(entry: Mapping, name: str = "dataset", lacking: Callable | No
     no `metrics` key: the default, the model-free metrics (no model, no file: they run offline in seconds on any
     machine). `lacking(metric, texts)` says what a metric lacks to run here (texts, model, file; default: its texts
     only), `disabled(metric)` why config switched it off (a null model role). `all` and the default leave both kinds
-    out; a list drops the disabled and refuses the lacking. Catalog order, less a metric whose columns another one
-    chosen writes too (textstats within datastats): a new metric module joins `all` with no config change."""
+    out, and the entry's `skip_metrics`; a list drops the disabled and refuses the lacking. Catalog order, less a
+    metric whose columns another one chosen writes too (textstats within datastats): a new metric module joins
+    `all` with no config change."""
     from storyeval.metrics import catalog  # the catalog imports every metric module: only when asked
 
     lacking = lacking or lacking_texts
@@ -94,9 +95,15 @@ def choose_metrics(entry: Mapping, name: str = "dataset", lacking: Callable | No
         off = {metric: disabled(metric) for metric in requested if not reasons[metric] and disabled(metric)}
         return MetricChoice([metric for metric in requested if not reasons[metric] and metric not in off], off,
                             {metric: reason for metric, reason in reasons.items() if reason})
+    skipped = list(entry.get("skip_metrics") or [])
+    unknown = [metric for metric in skipped if metric not in catalog.CATALOG]
+    if unknown:
+        raise InputError(f"datasets.{name}.skip_metrics: unknown metric {unknown[0]!r}; fix: use catalog names "
+                         "(docs/metrics.md)")
     pool = [metric for metric, found in catalog.CATALOG.items()
             if requested == ALL_METRICS or not (found.resource or found.pinned)]
-    reasons = {metric: lacking(metric, texts) or disabled(metric) for metric in pool}
+    reasons = {metric: (f"skipped (datasets.{name}.skip_metrics)" if metric in skipped else None)
+               or lacking(metric, texts) or disabled(metric) for metric in pool}
     kept = [metric for metric in pool if not reasons[metric]]
     written = {metric: set(catalog.entry(metric).columns) for metric in kept}
     return MetricChoice([metric for metric in kept if not any(written[metric] < written[other] for other in kept)],
