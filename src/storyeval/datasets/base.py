@@ -49,6 +49,10 @@ class Dataset:
     # dataset name, story ids) -> (scores: story_id, metric, value; registry: storyeval.data.registry's columns).
     released: Callable | None = None
     released_inputs: tuple[str, ...] = ()
+    # Slugs and labels of the released columns where the kind knows them before its files are fetched (the plan
+    # of its released score set then leaves out what needs metrics it lacks: the reanalyses' reference-based
+    # metrics); None: every configured name counts as held.
+    released_names: frozenset[str] | None = None
     printed: tuple[Printed, ...] = ()  # the paper's numbers the audit compares
     # The paper's own recipes where no analysis of storyeval computes a printed number as the paper did (its
     # agreement statistic, its aggregation): (paths of `recipe_inputs`, dataset name) -> item, value, recipe rows,

@@ -30,6 +30,7 @@ no score.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,7 @@ from storyeval.datasets.base import Dataset, Printed, fixed, pinned_files
 from storyeval.errors import InputError
 from storyeval.text.datasets import TextDataset, finish
 
+log = logging.getLogger(__name__)
 COMMIT = "fced0ab2d3068244152d1302a8bd8e9f538440f5"
 # Release name -> display label, in the order of the authors' notebook table (section 3.1).
 JUDGES = {"gemini-pro": "Gemini Pro", "cgpt": "ChatGPT", "claudev2": "Claude v2", "claudev21": "Claude v2.1",
@@ -78,6 +80,7 @@ DIMENSIONS = {"Fluency": (1, 2, 3, 4, 5), "Flexibility": (6, 7, 8), "Originality
               "Elaboration": (12, 13, 14)}
 TESTS_PASSED = "Tests passed"
 CRITERIA = (TESTS_PASSED, *DIMENSIONS)
+CRITERION_TESTS = {TESTS_PASSED: tuple(TESTS), **DIMENSIONS}
 # Originality and Flexibility (its Structural Flexibility test: turns both surprising and appropriate) share the
 # term of HANNA's Surprise; Elaboration (subtext, world building, character development) is HANNA's Complexity,
 # "how elaborate is the story".
@@ -177,6 +180,11 @@ def judge_answers(path: str | Path, name: str) -> pd.DataFrame:
                          "response": frame["response"]})
 
 
+def judge_column(judge: str, criterion: str) -> tuple[str, str]:
+    """Slug and label of a judge's released column for one criterion: gpt-4-fluency, "GPT-4 fluency"."""
+    return f"{slugify(JUDGES[judge])}-{slugify(criterion)}", f"{JUDGES[judge]} {criterion.lower()}"
+
+
 def released(paths: Sequence[str | Path], name: str, texts: pd.DataFrame):
     """The seven LLM judges' answers -> per story and criterion the tests passed (scaled over the answered ones);
     registry: one column per judge and criterion, with its criterion and its missing answers on these stories."""
@@ -193,15 +201,20 @@ def released(paths: Sequence[str | Path], name: str, texts: pd.DataFrame):
                              "stories file lacks; fix: use the released files of one commit")
         grid = pd.MultiIndex.from_product([texts["story_id"], list(TESTS)], names=["story_id", "test"])
         answered = answers.dropna(subset=["story_id"]).set_index(["story_id", "test"])["answer"].reindex(grid)
-        for criterion, tests in [(TESTS_PASSED, tuple(TESTS)), *DIMENSIONS.items()]:
+        unread = answers.loc[answers["answer"].isna() & answers["story_id"].notna(), "response"]
+        log.info("%s: judge %s: %d of %d answers on its stories missing (%d absent, %d neither yes nor no%s)", name,
+                 judge, answered.isna().sum(), len(grid), len(grid) - answers["story_id"].notna().sum(),
+                 answers["story_id"].notna().sum() - answered.notna().sum(),
+                 f", e.g. {unread.iloc[0][:40]!r}" if len(unread) else "")
+        for criterion, tests in CRITERION_TESTS.items():
             chosen = answered[answered.index.get_level_values("test").isin(tests)]
             value = chosen.groupby(level="story_id", sort=False).mean() * len(tests)
-            slug = f"{slugify(JUDGES[judge])}-{slugify(criterion)}"
+            slug, label = judge_column(judge, criterion)
             frames.append(pd.DataFrame({"story_id": value.index, "metric": slug, "value": value.to_numpy()}))
-            rows.append({"slug": slug, "label": f"{JUDGES[judge]} {criterion.lower()}",
-                         "column": f"{judge} {criterion}", "reference": "free", "family": "llm-judge",
-                         "direction": "higher", "degenerate_release": False, "judge": JUDGES[judge],
-                         "criterion": criterion, "task": TASK, "missing": int(chosen.isna().sum())})
+            rows.append({"slug": slug, "label": label, "column": f"{judge} {criterion}", "reference": "free",
+                         "family": "llm-judge", "direction": "higher", "degenerate_release": False,
+                         "judge": JUDGES[judge], "criterion": criterion, "task": TASK,
+                         "missing": int(chosen.isna().sum())})
     registry = pd.DataFrame(rows).assign(order=range(len(rows)))
     scores = pd.concat(frames, ignore_index=True).dropna(subset=["value"])
     return scores.reset_index(drop=True), registry[[*REGISTRY_COLUMNS, "judge", "criterion", "task", "missing"]]
@@ -303,6 +316,8 @@ PRINTED = (
 TTCW = Dataset(kind="ttcw", load=load, texts=frozenset({"story", "prompt"}), prompts=True, systems=True,
                raters=True, criteria=CRITERIA, suffixes=(".json",), criteria_map=CRITERIA_MAP, source="ttcw",
                inputs=("stories", "annotations"), released=released, released_inputs=tuple(JUDGES),
+               released_names=frozenset(name for judge in JUDGES for criterion in CRITERIA
+                                        for name in judge_column(judge, criterion)),
                recipes=recipes, recipe_inputs=("annotations", *JUDGES), printed=PRINTED,
                description="12 New Yorker plots x GPT-3.5, GPT-4 and Claude stories (the New Yorker texts are not "
                            "released), 14 Yes/No Torrance tests answered by 3 expert writers each and 7 LLM judges",
