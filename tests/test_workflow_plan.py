@@ -82,6 +82,8 @@ def test_the_example_dataset_gets_its_analysis_and_meta_evaluation_and_nothing_o
 def test_the_default_run_plans_hannas_figures_the_unrated_set_and_the_learned_evaluator():
     run = Run(checked())
     assert run.text_datasets[:3] == ["hanna-llm", "wp200", "scary200"] and run.datasets[0] == "hanna"
+    # a built-in kind that declares its released columns (TTCW's judges) plans no reanalysis of metrics it lacks
+    assert not run.structure("ttcw", "released")["reanalyses"] and run.structure("ttcw", "released")["systems"]
     everything = targets.all_targets(run)
     assert len(everything) == len(set(everything))
     released = targets.released_targets(run)
