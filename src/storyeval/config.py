@@ -213,6 +213,8 @@ def check_pinned_entry(config: Mapping, dataset: Mapping, described: Dataset, ke
             "remove it, or set kind: table for your own file",
             f"{key}.kind",
         )
+    if described.source and "file" not in dataset:  # a kind's own pinned release: the files its module declares
+        return
     if "file" not in dataset:
         raise sources.refuse(
             f"{key}.file",
