@@ -9,9 +9,10 @@ Files of github.com/thu-coai/UNION at commit b43a6db, under Data/<corpus>/:
   continuation: the context is reference_ipt.txt's line, the continuation what follows it (the authors slice
   `story[len(context):]`, as `continuation` does). The text there matches the context in all 600 stories, except
   in one WritingPrompts story (id 145), where the curly apostrophe ’ reads as '鈥' (its UTF-8 bytes E2 80 read as
-  GBK, the third byte lost); six WritingPrompts continuations hold the same '鈥' for ’, “ or ” (the byte is lost, so
-  which one cannot be told): kept as released, the released metrics scored them so. In one ROCStories story
-  (id 366) the continuation follows the context with no space ("party !she"); cleaning strips it.
+  GBK, the third byte lost); five WritingPrompts continuations (ids 121, 124, 135, 154, 276) hold the same '鈥'
+  for ’, “ or ” (the byte is lost, so which one cannot be told): kept as released, the released metrics scored
+  them so. In one ROCStories story (id 366) the continuation follows the context with no space ("party !she");
+  cleaning strips it.
 - ant_data/reference_ipt.txt, reference_opt.txt: the human story's leading context (storyeval's prompt) and its
   continuation (the reference), by line number; reference.txt (both joined) is not read.
 - ant_data/ant_data_all.txt (ROCStories): the same stories with an error type per annotator instead of the label
@@ -73,34 +74,38 @@ METRICS = (
     ("bleurt", "bleurt", "BLEURT", "based", "model", "higher"),
 )
 
-DIGESTS = {
-    "ROCStories/ant_data/ant_data.txt": "cb586843d8ddde0f40081a3e1416787f181dc814e5167541fece94789d7151ac",
-    "ROCStories/ant_data/ant_data_all.txt": "62d4e2ccbfc2e6efe87ff3b926440c3d64f0eadbe45828614bf9a079c52cce9f",
-    "ROCStories/ant_data/reference_ipt.txt": "33fbc4bb5b98491bc3e54ca9bb59ddc95f7adb4a5fb039802c9c74df07bb88fe",
-    "ROCStories/ant_data/reference_opt.txt": "f0c70ac5f12358251fa8785f7746ddcec4b9a30ecf084ab5a9b214cfd0413510",
-    "ROCStories/metric_output/bleu.txt": "5c655a43ba1c216a1955bd82fc9de4e81a203175791ebc52c6c6c3e5b44e016d",
-    "ROCStories/metric_output/bleurt.txt": "7ea31f9a586dbb1b75093710d147b0e0ae8606a176e6b8af15c4cec5214801ec",
-    "ROCStories/metric_output/dis.txt": "9589fa056c7bfe40509e72b0129be0201611e8c0127272ae2a86f82b0fbd765c",
-    "ROCStories/metric_output/moverscore.txt": "1df2d628b42d4235620aba330f38b300e798db3e397a03af272a43f51bcb933a",
-    "ROCStories/metric_output/ppl.txt": "4b130e48b459578b774a33d3cd54e196eeb63b3fbe307fc6097a6d3572844b94",
-    "ROCStories/metric_output/ruber_ref_score.txt": "c2889abc97ed90b382ad10af5c4f6f7c2f454af544307ec4d14086753c09e038",
-    "ROCStories/metric_output/ruber_score.txt": "2cfd03c95cd95f81302dc091f9743aeb12067e2153a04cb29663a733256390a7",
-    "ROCStories/metric_output/ruber_unref_score.txt": "1292ba3fc3750c02b42b329bd7d41c8b17474385b00486cef9428f5805c8a42f",
-    "ROCStories/metric_output/union.txt": "d6ef953b187bae6ddbfdce2f26b3d8e73daa829377d6317ea3e96b76388c71e6",
-    "ROCStories/metric_output/union_recon.txt": "ae543774d182408dac11a72b0666d061540fea39360442c1986bc8697cf5f8aa",
-    "WritingPrompts/ant_data/ant_data.txt": "0549ac0e6ae999d8a2cc512abba4697f683740f9fe9f205f2f9ca698ec337a65",
-    "WritingPrompts/ant_data/reference_ipt.txt": "3e8e0ace59a5c8bc794c94d56fbb976b2c15d298d5a96f3a37b18a8c1907cf34",
-    "WritingPrompts/ant_data/reference_opt.txt": "95870451e51b638728532dbc6fe3ef873684fc84bde78de9a55dcb84a5c23da5",
-    "WritingPrompts/metric_output/bleu.txt": "d586260c8aeb1bd6cf7a70bd1326e42f85fec32589470ebd5f32fe50da39bbda",
-    "WritingPrompts/metric_output/bleurt.txt": "14793e735b5a56cc82ce5b9c809e5438abff519f8484f110129d0daceedcb6fb",
-    "WritingPrompts/metric_output/dis.txt": "cbea48aa287c8f44ab74d55c015f2074062df6dfd2e461e7d860a089716985a8",
-    "WritingPrompts/metric_output/moverscore.txt": "95c5bf938d1192b3cd2ca681ef380b2b2106a66077b59e7eacd36e1bb2150450",
-    "WritingPrompts/metric_output/ppl.txt": "0323f13333ef7e71da75c29bfb0e35b4f0763379b16b4ceb721c9de80ed388e1",
-    "WritingPrompts/metric_output/ruber_ref_score.txt": "54ba926582a077479d5055eb8904ef99ba9a3001a1b32df1b5f1d773cd3f57bd",
-    "WritingPrompts/metric_output/ruber_score.txt": "bf3201d6581a72d00793bbc3cbf4245340da25567c58ef8f3b216fb9730596f4",
-    "WritingPrompts/metric_output/ruber_unref_score.txt": "5fe6f6fe20c46bc1fce0c4cfb429c1bb792bbaa4ef817d2558a2649e9ac03cfe",
-    "WritingPrompts/metric_output/union.txt": "7a9716e6ac9b33933af856c5c9d225826eded301577d6ddca2719ae669606b0f",
-    "WritingPrompts/metric_output/union_recon.txt": "f582348a3592be097104fcb298a751c6257ff1cd1b339ca7f4b6511663cfe31f",
+DIGESTS = {  # corpus -> file under Data/<corpus folder>/ -> sha256
+    "roc": {
+        "ant_data/ant_data.txt": "cb586843d8ddde0f40081a3e1416787f181dc814e5167541fece94789d7151ac",
+        "ant_data/ant_data_all.txt": "62d4e2ccbfc2e6efe87ff3b926440c3d64f0eadbe45828614bf9a079c52cce9f",
+        "ant_data/reference_ipt.txt": "33fbc4bb5b98491bc3e54ca9bb59ddc95f7adb4a5fb039802c9c74df07bb88fe",
+        "ant_data/reference_opt.txt": "f0c70ac5f12358251fa8785f7746ddcec4b9a30ecf084ab5a9b214cfd0413510",
+        "metric_output/bleu.txt": "5c655a43ba1c216a1955bd82fc9de4e81a203175791ebc52c6c6c3e5b44e016d",
+        "metric_output/bleurt.txt": "7ea31f9a586dbb1b75093710d147b0e0ae8606a176e6b8af15c4cec5214801ec",
+        "metric_output/dis.txt": "9589fa056c7bfe40509e72b0129be0201611e8c0127272ae2a86f82b0fbd765c",
+        "metric_output/moverscore.txt": "1df2d628b42d4235620aba330f38b300e798db3e397a03af272a43f51bcb933a",
+        "metric_output/ppl.txt": "4b130e48b459578b774a33d3cd54e196eeb63b3fbe307fc6097a6d3572844b94",
+        "metric_output/ruber_ref_score.txt": "c2889abc97ed90b382ad10af5c4f6f7c2f454af544307ec4d14086753c09e038",
+        "metric_output/ruber_score.txt": "2cfd03c95cd95f81302dc091f9743aeb12067e2153a04cb29663a733256390a7",
+        "metric_output/ruber_unref_score.txt": "1292ba3fc3750c02b42b329bd7d41c8b17474385b00486cef9428f5805c8a42f",
+        "metric_output/union.txt": "d6ef953b187bae6ddbfdce2f26b3d8e73daa829377d6317ea3e96b76388c71e6",
+        "metric_output/union_recon.txt": "ae543774d182408dac11a72b0666d061540fea39360442c1986bc8697cf5f8aa",
+    },
+    "wp": {
+        "ant_data/ant_data.txt": "0549ac0e6ae999d8a2cc512abba4697f683740f9fe9f205f2f9ca698ec337a65",
+        "ant_data/reference_ipt.txt": "3e8e0ace59a5c8bc794c94d56fbb976b2c15d298d5a96f3a37b18a8c1907cf34",
+        "ant_data/reference_opt.txt": "95870451e51b638728532dbc6fe3ef873684fc84bde78de9a55dcb84a5c23da5",
+        "metric_output/bleu.txt": "d586260c8aeb1bd6cf7a70bd1326e42f85fec32589470ebd5f32fe50da39bbda",
+        "metric_output/bleurt.txt": "14793e735b5a56cc82ce5b9c809e5438abff519f8484f110129d0daceedcb6fb",
+        "metric_output/dis.txt": "cbea48aa287c8f44ab74d55c015f2074062df6dfd2e461e7d860a089716985a8",
+        "metric_output/moverscore.txt": "95c5bf938d1192b3cd2ca681ef380b2b2106a66077b59e7eacd36e1bb2150450",
+        "metric_output/ppl.txt": "0323f13333ef7e71da75c29bfb0e35b4f0763379b16b4ceb721c9de80ed388e1",
+        "metric_output/ruber_ref_score.txt": "54ba926582a077479d5055eb8904ef99ba9a3001a1b32df1b5f1d773cd3f57bd",
+        "metric_output/ruber_score.txt": "bf3201d6581a72d00793bbc3cbf4245340da25567c58ef8f3b216fb9730596f4",
+        "metric_output/ruber_unref_score.txt": "5fe6f6fe20c46bc1fce0c4cfb429c1bb792bbaa4ef817d2558a2649e9ac03cfe",
+        "metric_output/union.txt": "7a9716e6ac9b33933af856c5c9d225826eded301577d6ddca2719ae669606b0f",
+        "metric_output/union_recon.txt": "f582348a3592be097104fcb298a751c6257ff1cd1b339ca7f4b6511663cfe31f",
+    },
 }
 
 
@@ -110,9 +115,9 @@ def file_key(corpus: str, stem: str) -> str:
 
 
 SOURCE = pinned_files(BASE_URL, COMMIT, {
-    file_key(corpus, Path(path).stem): (f"Data/{path}", path.replace("/", "_"), digest)
-    for path, digest in DIGESTS.items()
-    for corpus, folder in CORPORA.items() if path.startswith(f"{folder}/")
+    file_key(corpus, Path(path).stem): (f"Data/{CORPORA[corpus]}/{path}", f"{CORPORA[corpus]}_{path.replace('/', '_')}",
+                                        digest)
+    for corpus, files in DIGESTS.items() for path, digest in files.items()
 })
 
 # The authors' correlation.py (thu-coai/UNION@b43a6db, run unmodified on these files; its printout, 4 decimals):
