@@ -9,6 +9,7 @@ import pytest
 from storyeval.datasets import SOURCES, describe, released_scores
 from storyeval.datasets.union import CRITERION, METRICS
 from storyeval.errors import InputError
+from storyeval.limits import check_draws
 from storyeval.stats.correlation import correlate
 
 from conftest import SHARED
@@ -153,3 +154,18 @@ def test_unknown_corpus_is_one_error():
 def test_human_scores_are_sevenths(corpora):
     scores = pd.concat([corpora[corpus][0].human_scores["score"] for corpus in ("roc", "wp")])
     assert np.allclose(scores * 7, np.round(scores * 7))
+
+
+def test_declared_released_metrics_are_the_registry(corpora):
+    """What the run plans by (reanalyses need two of config's metrics: here BLEU alone) is what the reader gives."""
+    registry = corpora["wp"][2]
+    declared = describe(entry("wp"), "union-wp").released_metrics
+    assert set(declared) == set(registry["slug"]) | set(registry["label"])
+
+
+def test_chunked_draws_of_one_large_group_fit():
+    """PERM-BOTH and BOOT-BOTH hold no story-pair arrays: 1,000 draws of 400 stories x 40 columns fit into 4 GiB,
+    which the paired bootstrap's 80,000 pairs a draw would not."""
+    check_draws(1000, 1, 400, 40, "meta.n_permutations", memory=4 * 2**30, pairs=False)
+    with pytest.raises(InputError, match="meta.n_permutations: 1,000 draws of 1 prompts x 400 systems"):
+        check_draws(1000, 1, 400, 40, "meta.n_permutations", memory=4 * 2**30)

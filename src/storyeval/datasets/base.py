@@ -49,6 +49,9 @@ class Dataset:
     # dataset name, story ids) -> (scores: story_id, metric, value; registry: storyeval.data.registry's columns).
     released: Callable | None = None
     released_inputs: tuple[str, ...] = ()
+    # The slugs and labels of those released scores where the kind knows them before its files are read (what the
+    # run plans by: the reanalyses need two of config's metrics); () unknown: every configured name counts as held.
+    released_metrics: tuple[str, ...] = ()
     printed: tuple[Printed, ...] = ()  # the paper's numbers the audit compares
     # The paper's own recipes where no analysis of storyeval computes a printed number as the paper did (its
     # agreement statistic, its aggregation): (paths of `recipe_inputs`, dataset name) -> item, value, recipe rows,

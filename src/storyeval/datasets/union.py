@@ -278,6 +278,7 @@ def dataset(entry: Mapping, name: str) -> Dataset:
         inputs=tuple(file_key(corpus, stem) for stem in TEXT_FILES) + typed,
         released=partial(released, corpus=corpus),
         released_inputs=(file_key(corpus, "ant_data"), *(file_key(corpus, stem) for _, stem, *_ in METRICS)),
+        released_metrics=tuple(name for slug, _, label, *_ in METRICS for name in (slug, label)),
         printed=printed(corpus),
         description=(f"{'400' if corpus == 'roc' else '200'} generated {CORPORA[corpus]} continuations of a human "
                      "leading context, each judged reasonable or not by seven annotators (score: the share who "

@@ -83,9 +83,12 @@ class Run:
 
     def scoreset_metrics(self, dataset: str, scoreset: str) -> set[str] | None:
         """Slugs and labels of the metrics a score set will hold: the released file's header (None before it is
-        fetched: all the configured names count as held), or the columns of the dataset's enabled metrics."""
+        fetched: all the configured names count as held), another dataset's declared `released_metrics` (None where
+        it declares none), or the columns of the dataset's enabled metrics."""
+        if scoreset == "released" and dataset == "hanna":
+            return self.released
         if scoreset == "released":
-            return self.released if dataset == "hanna" else None
+            return set(self.described(dataset, scoreset).released_metrics) or None
         columns = [(slug, column.label) for metric in self.enabled_metrics(dataset)
                    for slug, column in catalog.entry(metric).columns.items()]
         return {name for pair in columns for name in pair}
