@@ -81,7 +81,7 @@ def test_the_example_dataset_gets_its_analysis_and_meta_evaluation_and_nothing_o
 
 def test_the_default_run_plans_hannas_figures_the_unrated_set_and_the_learned_evaluator():
     run = Run(checked())
-    assert run.text_datasets == ["hanna-llm", "wp200", "scary200"] and run.datasets[0] == "hanna"
+    assert run.text_datasets == ["hanna-llm", "wp200", "scary200", "union-roc", "union-wp"] and run.datasets[0] == "hanna"
     everything = targets.all_targets(run)
     assert len(everything) == len(set(everything))
     released = targets.released_targets(run)
