@@ -78,19 +78,22 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 
-def draw_bytes(prompts: int, systems: int, columns: int) -> int:
+def draw_bytes(prompts: int, systems: int, columns: int, pairs: bool = True) -> int:
     """Bytes one resample or permutation holds at once, at most, in storyeval.stats: its prompt draw or sign
     flips (float64 a prompt), a swap mask (a prompt x system), the resampled means of every system and column,
-    and the paired bootstrap's differences and comparisons of every system pair and column (float64)."""
-    pairs = systems * (systems - 1) // 2
-    return 8 * prompts + prompts * systems + 8 * systems * (columns + 1) + 16 * pairs * columns
+    and (`pairs`) the paired bootstrap's differences and comparisons of every system pair and column (float64)."""
+    held = 16 * (systems * (systems - 1) // 2) * columns if pairs else 0
+    return 8 * prompts + prompts * systems + 8 * systems * (columns + 1) + held
 
 
-def check_draws(count: int, prompts: int, systems: int, columns: int, key: str, memory: int | None = None) -> None:
+def check_draws(count: int, prompts: int, systems: int, columns: int, key: str, memory: int | None = None,
+                pairs: bool = True) -> None:
     """Refuse `count` resamples or permutations (config `key`) of a prompts x systems x columns set that would
-    not fit into half the available memory, naming the largest count that would."""
+    not fit into half the available memory, naming the largest count that would. `pairs` False: the job holds no
+    system-pair arrays (PERM-BOTH and BOOT-BOTH correlate chunk by chunk; one group of 400 stories would
+    otherwise count 80,000 "system" pairs a draw)."""
     memory = available_memory() if memory is None else memory
-    each = draw_bytes(prompts, systems, columns)
+    each = draw_bytes(prompts, systems, columns, pairs)
     fits = memory // 2 // each
     if count > fits:
         raise InputError(f"{key}: {count:,} draws of {prompts} prompts x {systems} systems x {columns} columns need "

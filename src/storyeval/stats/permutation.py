@@ -205,7 +205,7 @@ def perm_both(
     at_least, at_most = np.zeros(len(first)), np.zeros(len(first))  # permutations with delta* >= / <= delta
     used = np.zeros(len(first), dtype=int)
     active = np.arange(len(first))
-    check_draws(n_permutations, prompts, systems, m + 1, "meta.n_permutations")
+    check_draws(n_permutations, prompts, systems, m + 1, "meta.n_permutations", pairs=False)
     masks = swap_masks(n_permutations, prompts, systems, seed)[..., None]
     for start in range(0, n_permutations, block):
         swap = masks[start : start + block]
@@ -268,7 +268,8 @@ def boot_draws(
     human: np.ndarray, metrics: np.ndarray, grouping: str, coefficient: str, n_resamples: int = 1000, seed: int = 0
 ) -> np.ndarray:
     """[B, M, C] grouped correlations of BOOT-BOTH resamples of metrics [P, S, M] and human [P, S, C]."""
-    check_draws(n_resamples, *metrics.shape[:2], metrics.shape[2] + human.shape[2], "meta.n_resamples")
+    check_draws(n_resamples, *metrics.shape[:2], metrics.shape[2] + human.shape[2], "meta.n_resamples",
+                pairs=False)
     prompt_draws, system_draws = resample_indices(*metrics.shape[:2], n_resamples, seed)
     chunk = max(1, CELLS_PER_CHUNK // (metrics.shape[0] * metrics.shape[1] * (metrics.shape[2] + human.shape[2])))
     draws = []
