@@ -122,13 +122,18 @@ def read_human(path, name: str, stories: pd.DataFrame) -> pd.DataFrame:
         raise InputError(f"dataset {name}: {path} row {int(np.flatnonzero(wrong)[0]) + 2} (study_id "
                          f"{joined['study_id'][wrong].iloc[0]}) names no story of study_stories.csv or another "
                          "story, premise or writer; fix: use the released files of one commit")
-    if frame.duplicated(["study_id", "participant_id"]).any():
-        raise InputError(f"dataset {name}: {path} rates a story twice by one participant; fix: use the released file")
+    refuse_repeats(frame, ["study_id", "participant_id"], path, name, "one participant")
     ids = story_ids(stories)
     wide = ratings_of(frame, path, name).assign(story_id=frame["study_id"].map(ids),
                                                 worker="p" + frame["participant_id"])
     long = wide.melt(id_vars=["story_id", "worker"], var_name="criterion", value_name="rating")
     return long[["story_id", "criterion", "worker", "rating"]].sort_values(["story_id", "criterion", "worker"])
+
+
+def refuse_repeats(frame: pd.DataFrame, keys: list[str], path, name: str, rater: str) -> None:
+    """One rating a story and rater: a repeated (story, rater) row is the file's damage, said in one line."""
+    if frame.duplicated(keys).any():
+        raise InputError(f"dataset {name}: {path} rates a story twice by {rater}; fix: use the released file")
 
 
 def load(paths: Sequence[str], name: str = "pds") -> TextDataset:
@@ -158,8 +163,7 @@ def read_judge(path, name: str, stories: pd.DataFrame) -> pd.DataFrame:
         raise InputError(f"dataset {name}: {path} names story {frame['story_id'][wrong].iloc[0]} as written by "
                          f"{frame['model_short'][wrong].iloc[0]}, study_stories.csv by {study[wrong].iloc[0]}; fix: "
                          "use the released files of one commit")
-    if frame.duplicated(["story_id", "participant_id"]).any():
-        raise InputError(f"dataset {name}: {path} rates a story twice under one persona; fix: use the released file")
+    refuse_repeats(frame, ["story_id", "participant_id"], path, name, "one persona")
     kept = study.notna()
     return ratings_of(frame[kept], path, name).assign(study_id=frame.loc[kept, "story_id"],
                                                        persona=frame.loc[kept, "participant_id"])
