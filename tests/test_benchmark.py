@@ -214,3 +214,19 @@ def test_the_benchmark_of_the_crowd_example_and_hannas_released_scores(tmp_path)
     answer = (out / "report/benchmark.rst").read_text()
     assert ranked["label"].iloc[0] in answer
     assert (out / "heatmap.png").stat().st_size > 0 and (out / "report/benchmark.html").is_file()
+
+
+def test_a_top_cluster_of_every_column_counts_for_none():
+    """Too few stories to tell metrics apart: PERM-BOTH puts every column in cluster 1, and a place there says
+    nothing; the cell is said to be undecided and the summary counts it for no one."""
+    decided = score_set("grid", "item", "Coherence", {"alpha": 0.6, "beta": 0.1}, {"alpha": 1, "beta": 2})
+    undecided = score_set("small", "none", "Coherence", {"alpha": 0.2, "beta": 0.5}, {"alpha": 1, "beta": 1})
+    table = benchmark.benchmark_table([decided, undecided])
+    assert table.groupby("dataset")["separates"].all().to_dict() == {"grid": True, "small": False}
+    assert table.groupby("dataset")["top_size"].first().to_dict() == {"grid": 1, "small": 2}
+    ranked = benchmark.summary(table).set_index("item")
+    assert ranked.loc["beta", ["datasets", "datasets_top", "cells_top", "cells_undecided"]].tolist() == [2, 0, 0, 1]
+    assert ranked.loc["alpha", ["datasets_top", "cells_top"]].tolist() == [1, 1]
+    text = benchmark.answer(table, ranked.reset_index())
+    assert "1 of the 2 cells tell no column apart from the best" in text and "small (computed) Coherence" in text
+    assert "Beta (small" not in text  # a place in an undecided cluster is no win

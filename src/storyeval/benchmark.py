@@ -122,8 +122,9 @@ class ScoreSetResults:
 
 
 TABLE_COLUMNS = ["dataset", "scoreset", "set", "grouping", "coefficient", "criterion", "term", "term_source",
-                 "metric", "item", "label", "family", "kind", "r", "ci_low", "ci_high", "cluster", "top", "rank",
-                 "cell_size", "rank_share", "confound", "ceiling", "ceiling_coefficient"]
+                 "metric", "item", "label", "family", "kind", "r", "ci_low", "ci_high", "cluster", "top",
+                 "top_size", "separates", "rank", "cell_size", "rank_share", "confound", "ceiling",
+                 "ceiling_coefficient"]
 
 
 def ceilings(agreement: pd.DataFrame | None, grouping: str, coefficient: str) -> pd.DataFrame:
@@ -155,6 +156,10 @@ def set_table(results: ScoreSetResults) -> pd.DataFrame:
     rows["cell_size"] = cell.transform("count")
     rows["rank_share"] = ((rows["rank"] - 1) / (rows["cell_size"] - 1)).where(rows["cell_size"] > 1, 0.0)
     rows["rank_share"] = rows["rank_share"].where(rows["rank"].notna())
+    # A top cluster that holds every ranked column separates none from the best (too few stories to tell the
+    # columns apart): a place in it says nothing, and the summary does not count it.
+    rows["top_size"] = rows.groupby("criterion", sort=False)["top"].transform("sum").astype(int)
+    rows["separates"] = rows["top_size"] < rows["cell_size"]
     confound_keys = {"coefficient": "coefficient", "metric": "metric", "criterion": "criterion"}
     # Grouping none pools the systems' stories: both flags; the per-prompt and system groupings pool no systems,
     # so only the length flag holds there (storyeval.stats.confounds.flagged).
@@ -182,20 +187,21 @@ def benchmark_table(sets: Sequence[ScoreSetResults]) -> pd.DataFrame:
 
 
 SUMMARY_COLUMNS = ["item", "label", "family", "kind", "datasets", "datasets_top", "cells", "cells_top",
-                   "mean_rank", "mean_rank_share", "mean_r", "top_confounded", "top_in"]
+                   "cells_undecided", "mean_rank", "mean_rank_share", "mean_r", "top_confounded", "top_in"]
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per metric or judge (item) across the benchmark table, the best first: datasets (distinct datasets where it
     is measured; HANNA's released and computed scores are one dataset), datasets_top (datasets where it is in the
-    top cluster of at least one criterion), cells and cells_top ((score set, criterion) cells where it has an r,
-    and those where it is in the top cluster), mean_rank (mean of its per-cell ranks) and mean_rank_share (mean of
+    top cluster of at least one criterion whose top cluster separates: leaves some column out), cells and
+    cells_top ((score set, criterion) cells where it has an r, and those where it is in a separating top cluster),
+    cells_undecided (cells whose top cluster holds every column: no column told apart from the best), mean_rank (mean of its per-cell ranks) and mean_rank_share (mean of
     rank_share: per-cell ranks normalised by the cell's number of columns, comparable across datasets with
     different metric sets), mean_r (a plain mean over cells, for orientation only: r of different datasets are
     not on one scale), top_confounded (top cells flagged in confounds.csv) and top_in (the sets and criteria of its
     top cells). Sorted by datasets_top, cells_top (more first), mean_rank_share (lower first), then label."""
     measured = table[table["r"].notna()]
-    top = measured[measured["top"]]
+    top = measured[measured["top"] & measured["separates"]]
     grouped = measured.groupby("item", sort=False)
     result = pd.DataFrame({
         "label": grouped["label"].first(),
@@ -205,13 +211,14 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         "datasets_top": top.groupby("item")["dataset"].nunique(),
         "cells": grouped.size(),
         "cells_top": top.groupby("item").size(),
+        "cells_undecided": (~measured["separates"]).groupby(measured["item"], sort=False).sum(),
         "mean_rank": grouped["rank"].mean(),
         "mean_rank_share": grouped["rank_share"].mean(),
         "mean_r": grouped["r"].mean(),
         "top_confounded": top[top["confound"].fillna("") != ""].groupby("item").size(),
         "top_in": top_cells(top),
     })
-    counts = ["datasets_top", "cells_top", "top_confounded"]
+    counts = ["datasets_top", "cells_top", "cells_undecided", "top_confounded"]
     result[counts] = result[counts].fillna(0).astype(int)
     result["top_in"] = result["top_in"].fillna("")
     result = result.rename_axis("item").reset_index()
@@ -221,7 +228,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def top_cells(top: pd.DataFrame) -> pd.Series:
-    """item -> where it is in the top cluster, one score set after another: "hanna (released): Coherence, Empathy"."""
+    """item -> where it is in a separating top cluster, one score set after another: "hanna (released): Coherence, Empathy"."""
     by_set = top.groupby(["item", "set"], sort=False)["criterion"].agg(", ".join).reset_index()
     return (by_set["set"] + ": " + by_set["criterion"]).groupby(by_set["item"], sort=False).agg("; ".join)
 
@@ -243,14 +250,21 @@ def answer(table: pd.DataFrame, ranked: pd.DataFrame) -> str:
                           + ranked["cells_top"].astype(str) + "/" + ranked["cells"].astype(str) + " cells)")
     several = named[named["datasets_top"] >= 2]
     one = named[named["datasets_top"] == 1]
-    parts = [f"in the top significance cluster on two or more datasets: {listed(list(several['said']))}"
+    parts = [f"in a top significance cluster that leaves other columns out, on two or more datasets: "
+             f"{listed(list(several['said']))}"
              if len(several) else "no metric or judge is in the top significance cluster on two or more datasets"
              + (" (one dataset analysed)" if datasets == 1 else "")]
-    where = table[table["top"]].drop_duplicates("item").set_index("item")["dataset"]  # one dataset each: its name
+    where = (table[table["top"] & table["separates"]].drop_duplicates("item")
+             .set_index("item")["dataset"])  # one dataset each: its name
     one = one.assign(said=one["label"] + " (" + one["item"].map(where) + ", " + one["cells_top"].astype(str) + "/"
                      + one["cells"].astype(str) + " cells)")
     parts.append(f"on one dataset only: {listed(list(one['said']))}" if len(one) else "none on one dataset only")
     text = f"{head}: {'; '.join(parts)}."
+    undecided = cells[~cells["separates"]]
+    if len(undecided):
+        text += (f" {len(undecided)} of the {len(cells)} cells tell no column apart from the best (its top cluster "
+                 f"holds every column: too few stories or raters), so they count for none: "
+                 f"{listed(list(undecided['set'] + ' ' + undecided['criterion']), 8)}.")
     shared = ranked[ranked["datasets"] >= 2]
     if datasets > 1:  # only these could be top on two datasets
         text += (f" Measured on two or more datasets: {len(shared)} of {len(ranked)}"
@@ -259,7 +273,7 @@ def answer(table: pd.DataFrame, ranked: pd.DataFrame) -> str:
         best = rows.iloc[0]
         text += (f" Best {kind} by the summary's order: {best['label']} (top cluster in {best['cells_top']} of "
                  f"{best['cells']} cells, mean normalised rank {best['mean_rank_share']:.2f}).")
-    confounded = table[table["top"] & (table["confound"].fillna("") != "")]
+    confounded = table[table["top"] & table["separates"] & (table["confound"].fillna("") != "")]
     if len(confounded):
         cases = list(confounded["label"] + " on " + confounded["set"] + " " + confounded["criterion"]
                      + " [" + confounded["confound"] + "]")
@@ -296,6 +310,7 @@ def heatmap_matrix(table: pd.DataFrame, ranked: pd.DataFrame, rows: int) -> tupl
     short = pd.Series(np.where(single, sets["dataset"], sets.index), index=sets.index)
     cells["column"] = cells["set"].map(short) + " · " + cells["criterion"] + term + ceiling
     keyed = kept.merge(cells[["set", "criterion", "column"]], on=["set", "criterion"])
+    keyed = keyed.assign(top=keyed["top"] & keyed["separates"])  # framed: a top cluster that separates
     labels = ranked.set_index("item")["label"]
     r = keyed.pivot_table(index="item", columns="column", values="r", aggfunc="first", dropna=False)
     top = keyed.pivot_table(index="item", columns="column", values="top", aggfunc="first", dropna=False)

@@ -21,8 +21,7 @@ sets = [
         read_table(found["clusters"], ["grouping", "coefficient", "criterion", "metric", "rank"]),
         pd.concat([read_table(path, ["slug", "label", "family"]) for path in found["registries"]], ignore_index=True),
         read_table(found["confounds"], ["coefficient", "metric", "criterion", "system", "length", "confound"]),
-        read_table(found["agreement"], ["criterion", "level", "coefficient", "ceiling"])
-        if Path(found["agreement"]).is_file() else None,
+        found["agreement"] and read_table(found["agreement"], ["criterion", "level", "coefficient", "ceiling"]),
         terms[terms["dataset"] == found["dataset"]],
     )
     for found in p.sets

@@ -39,8 +39,8 @@ def coefficient(config) -> str:
 
 
 def sets(run) -> list[dict]:
-    """Each rated score set's files at its benchmark grouping (agreement.csv is read where it exists: no rule of
-    this workflow is required to make it)."""
+    """Each rated score set's files at its benchmark grouping; agreement.csv (the human ceiling) where the set has
+    per-rater ratings (rule agreement makes it), else None."""
     found = []
     for dataset, scoreset in rated_sets(run):
         top, chosen = f"results/{dataset}/{scoreset}", grouping(run, dataset, scoreset)
@@ -51,16 +51,17 @@ def sets(run) -> list[dict]:
             "clusters": f"{meta.BASE.format(dataset=dataset, scoreset=scoreset)}/clusters_{chosen}.csv",
             "confounds": f"{top}/confounds.csv",
             "registries": [registries[key] for key in ("registry", "judge_registry") if key in registries],
-            "agreement": f"{top}/agreement.csv",
+            "agreement": f"{top}/agreement.csv" if run.structure(dataset, scoreset)["raters"] else None,
         })
     return found
 
 
 def inputs(run) -> list[str]:
-    """The files the benchmark reads (agreement.csv aside)."""
+    """The files the benchmark reads: a set's meta-evaluation, confounds, registries and human ceiling."""
     return list(dict.fromkeys(path for found in sets(run) for key in ("intervals", "clusters", "confounds",
-                                                                       "registries")
-                              for path in (found[key] if isinstance(found[key], list) else [found[key]])))
+                                                                       "registries", "agreement")
+                              for path in (found[key] if isinstance(found[key], list) else [found[key]])
+                              if path is not None))
 
 
 def terms(run) -> list[dict]:
