@@ -309,3 +309,27 @@ def test_bh_matches_the_step_up_formula_and_keeps_nan_and_families():
         fdr.with_bh(table, "pvalue")
     with pytest.raises(InputError, match="0, 1"):
         fdr.bh_adjust(np.array([0.5, 2.0]))
+
+
+def test_the_early_stop_below_waits_for_a_p_that_bh_rejects():
+    """Ten metrics on 400 stories (one group), one clearly the best: stopping at mt-metrics-eval's 0.02 after 100
+    permutations leaves p = 1/101 for every clear pair, which BH over 90 tests lifts above 0.05, so every metric
+    shares the top cluster; the BH-safe stop runs such pairs on and separates the best."""
+    from storyeval.stats.meta import bh_safe_stop
+
+    rng = np.random.default_rng(5)
+    human = rng.normal(size=(1, 400))
+    scores = rng.normal(size=(1, 400, 10))
+    scores[..., 0] += 2 * human  # r about 0.9; the rest about 0
+    names = [f"m{index}" for index in range(10)]
+
+    def clusters(early_stop):
+        tests = permutation.perm_both(human, scores, names, "none", n_permutations=1000, seed=0, block=100,
+                                      early_stop=early_stop)
+        ranks = permutation.significance_clusters(fdr.with_bh(tests, "p"), 0.05, "p_bh")
+        return ranks.set_index("metric")["rank"]
+
+    assert bh_safe_stop((0.02, 0.5), 0.05, 90) == (0.05 / 90, 0.5) and bh_safe_stop(None, 0.05, 90) is None
+    assert (clusters((0.02, 0.5)) == 1).all()  # the fixed stop: nothing separated
+    safe = clusters(bh_safe_stop((0.02, 0.5), 0.05, 90))
+    assert safe["m0"] == 1 and (safe.drop("m0") > 1).all()

@@ -16,9 +16,10 @@ tests, clusters = perm_both_table(
 )
 if early:
     log.info(
-        "early stop: after each block of %d permutations a pair stops once its p leaves [%s, %s]; p = (k + 1) / "
-        "(n + 1), so a stopped pair's smallest p is %.4g (column p_min); %d of %d tests stopped early",
-        block, *early, 1 / (block + 1), (tests["permutations"] < p["n_permutations"]).sum(), len(tests),
+        "early stop: after each block of %d permutations a pair stops once its p leaves [min(%s, alpha / tests), %s] "
+        "(below: only where BH rejects it whatever the other tests give, storyeval.stats.meta.bh_safe_stop); "
+        "p = (k + 1) / (n + 1) (column p_min: the smallest p its permutations can give); %d of %d tests stopped "
+        "early", block, *early, (tests["permutations"] < p["n_permutations"]).sum(), len(tests),
     )
 write_csv(tests, snakemake.output.tests)
 write_csv(clusters, snakemake.output.clusters)
