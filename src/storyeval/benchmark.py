@@ -193,13 +193,14 @@ SUMMARY_COLUMNS = ["item", "label", "family", "kind", "datasets", "datasets_top"
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per metric or judge (item) across the benchmark table, the best first: datasets (distinct datasets where it
     is measured; HANNA's released and computed scores are one dataset), datasets_top (datasets where it is in the
-    top cluster of at least one criterion whose top cluster separates: leaves some column out), cells and
-    cells_top ((score set, criterion) cells where it has an r, and those where it is in a separating top cluster),
+    top cluster of at least one criterion whose top cluster separates: leaves some column out), cells and cells_top
+    ((score set, criterion) cells where it has an r, and those where it is in a separating top cluster),
     cells_undecided (cells whose top cluster holds every column: no column told apart from the best), mean_rank
     (mean of its per-cell ranks) and mean_rank_share (mean of rank_share: per-cell ranks normalised by the cell's
-    number of columns, comparable across datasets with different metric sets), mean_r (a plain mean over cells,
-    for orientation only: r of different datasets are not on one scale), top_confounded (top cells flagged in confounds.csv) and top_in (the sets and criteria of its
-    top cells). Sorted by datasets_top, cells_top (more first), mean_rank_share (lower first), then label."""
+    number of columns, comparable across datasets with different metric sets), mean_r (a plain mean over cells, for
+    orientation only: r of different datasets are not on one scale), top_confounded (top cells flagged in
+    confounds.csv) and top_in (the sets and criteria of its top cells). Sorted by datasets_top, cells_top (more
+    first), mean_rank_share (lower first), then label."""
     measured = table[table["r"].notna()]
     top = measured[measured["top"] & measured["separates"]]
     grouped = measured.groupby("item", sort=False)
