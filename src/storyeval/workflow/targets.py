@@ -15,12 +15,13 @@ def figure_rules(run) -> dict[str, tuple]:
     return plan.figure_rules(run.config, analysed)
 
 
-def analysis_targets(run, dataset: str, scoreset: str) -> list[str]:
-    """A rated score set's statistics, tables and figures."""
+def analysis_targets(run, dataset: str, scoreset: str, figures: bool = True) -> list[str]:
+    """A rated score set's statistics, tables and figures (`figures` False: its own page only)."""
     shape = run.structure(dataset, scoreset)
     base = f"results/{dataset}/{scoreset}"
+    shown = plan.figure_targets(run.config, base, shape) if figures else [plan.report_page(base, "about")]
     return ([f"{base}/{name}.csv" for name in plan.stats_tables(shape)] + plan.paired_targets(base, shape)
-            + plan.table_targets(run.config, base, shape) + plan.figure_targets(run.config, base, shape))
+            + plan.table_targets(run.config, base, shape) + shown)
 
 
 def unrated_targets(run, dataset: str) -> list[str]:
@@ -36,7 +37,7 @@ def unrated_targets(run, dataset: str) -> list[str]:
             *plan.figure_targets(run.config, base, shape, ["metric_metric"])]
 
 
-def computed_targets(run, dataset: str) -> list[str]:
+def computed_targets(run, dataset: str, figures: bool = True) -> list[str]:
     """A dataset's computed scores, their computation times, the validation against HANNA's released scores
     (hanna-llm), and the analysis and meta-evaluation (rated) or the unrated set's heatmaps and ranking."""
     base = f"results/{dataset}/computed"
@@ -44,7 +45,7 @@ def computed_targets(run, dataset: str) -> list[str]:
     if run.config["datasets"][dataset]["kind"] == "hanna-llm":
         targets.append(f"results/{dataset}/validation.csv")
     if run.structure(dataset, "computed")["ratings"]:
-        targets += analysis_targets(run, dataset, "computed") + meta.targets(run, dataset, "computed")
+        targets += analysis_targets(run, dataset, "computed", figures) + meta.targets(run, dataset, "computed")
     else:
         targets += unrated_targets(run, dataset)
     return targets
@@ -59,13 +60,14 @@ def released_targets(run) -> list[str]:
     return targets
 
 
-def dataset_targets(run, dataset: str) -> list[str]:
+def dataset_targets(run, dataset: str, figures: bool = True) -> list[str]:
     """Everything of one dataset (rule dataset_<name>): its computed scores and analyses, and for hanna also the
-    released scores' analysis; nothing of another dataset's files."""
+    released scores' analysis; nothing of another dataset's files. `figures` False: no figure of the analyses
+    (the meta-evaluation's aside), as rule all makes for an entry with `all_figures: false`."""
     scored = dataset in run.text_datasets and (run.enabled_metrics(dataset) or run.judge_jobs(dataset))
-    targets = computed_targets(run, dataset) + judges.targets(run, dataset) if scored else []
+    targets = computed_targets(run, dataset, figures) + judges.targets(run, dataset) if scored else []
     if dataset in run.released_sets:
-        targets += analysis_targets(run, dataset, "released") + meta.targets(run, dataset, "released")
+        targets += analysis_targets(run, dataset, "released", figures) + meta.targets(run, dataset, "released")
     if dataset in run.recipe_sets:
         targets.append(f"results/{dataset}/paper_recipes.csv")
     if dataset in run.text_datasets:  # a release's licence travels with the results of its files
@@ -95,11 +97,12 @@ def kind_targets(run) -> dict[str, list[str]]:
 
 
 def all_targets(run) -> list[str]:
-    """Every dataset's targets, the learned evaluator's and the cross-dataset benchmark's, once each (rule all adds
-    the audit)."""
+    """Every dataset's targets (those of an entry with `all_figures: false` without the analyses' figures: rule
+    dataset_<name> makes them), the learned evaluator's and the cross-dataset benchmark's, once each (rule all
+    adds the audit)."""
     targets = released_targets(run)
     for dataset in run.text_datasets:
-        targets += dataset_targets(run, dataset)
+        targets += dataset_targets(run, dataset, run.config["datasets"][dataset].get("all_figures", True))
     return list(dict.fromkeys(targets + storyer.targets(run) + benchmark.outputs(run)))
 
 
