@@ -10,7 +10,7 @@ import yaml
 from matplotlib.patches import Rectangle
 from test_workflow_plan import checked, example_run, in_repository  # noqa: F401 (fixture)
 
-from storyeval import benchmark
+from storyeval import benchmark, vocabulary
 from storyeval.errors import InputError
 from storyeval.plots import save_figure
 from storyeval.plots.heatmaps import benchmark_heatmap
@@ -112,12 +112,12 @@ def test_the_system_confound_counts_only_where_the_grouping_pools_the_systems():
 
 
 def test_the_criteria_map_resolves_config_then_dataset_then_default_by_name():
-    assert benchmark.criterion_term("Narrative_Complexity") == ("complexity", "default")
-    assert benchmark.criterion_term("RELATEDNESS") == ("relevance", "default")
-    assert benchmark.criterion_term("Surprise") == ("Surprise", "unmapped")
-    assert benchmark.criterion_term("Plot", dataset_map={"Plot": "coherence"}) == ("coherence", "dataset")
-    assert benchmark.criterion_term("Plot", {"Plot": "overall"}, {"Plot": "coherence"}) == ("overall", "config")
-    assert benchmark.criterion_term("Fluency", {"Other": "overall"}, {"Fluency": "overall"}) == ("overall", "dataset")
+    assert vocabulary.criterion_term("Narrative_Complexity") == ("complexity", "default")
+    assert vocabulary.criterion_term("RELATEDNESS") == ("relevance", "default")
+    assert vocabulary.criterion_term("Surprise") == ("Surprise", "unmapped")
+    assert vocabulary.criterion_term("Plot", dataset_map={"Plot": "coherence"}) == ("coherence", "dataset")
+    assert vocabulary.criterion_term("Plot", {"Plot": "overall"}, {"Plot": "coherence"}) == ("overall", "config")
+    assert vocabulary.criterion_term("Fluency", {"Other": "overall"}, {"Fluency": "overall"}) == ("overall", "dataset")
     terms = benchmark.criteria_terms({"a": ["Coherence", "Delight"]}, {"a": {"Delight": "interestingness/engagement"}})
     assert terms.to_dict("records") == [
         {"dataset": "a", "criterion": "Coherence", "term": "coherence", "term_source": "default"},

@@ -1,10 +1,10 @@
-"""The datasets' papers audit (storyeval.datasets.audit): a printed number found in a result table and graded at
+"""The datasets' papers audit (storyeval.audit_datasets): a printed number found in a result table and graded at
 its printed precision; a deviation is explained only by the kind module's note."""
 
 import pandas as pd
 import pytest
 
-from storyeval.datasets.audit import audit, counts, landing_text
+from storyeval.audit_datasets import audit, counts, landing_text
 from storyeval.datasets.base import Printed
 
 CORRELATIONS = pd.DataFrame({"kind": ["metric_criterion"] * 3, "level": ["story"] * 3,

@@ -28,11 +28,14 @@ def set_dotted(config: dict, changes: dict) -> dict:
     return config
 
 
-def make_workdir(tmp: Path, **overrides) -> Path:
-    """A work directory whose config.yaml is the default one with absolute mirrors and `overrides` merged."""
+def make_workdir(tmp: Path, without: tuple[str, ...] = (), **overrides) -> Path:
+    """A work directory whose config.yaml is the default one with absolute mirrors, its datasets less those named
+    in `without`, and `overrides` merged."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     config["data"]["mirrors"] = {source: [str((REPO / path).resolve()) for path in paths]  # ../shared/data/<source>
                                  for source, paths in config["data"]["mirrors"].items()}
+    for name in without:
+        del config["datasets"][name]
     set_dotted(config, overrides)
     tmp.mkdir(parents=True, exist_ok=True)
     (tmp / "config.yaml").write_text(yaml.safe_dump(config, allow_unicode=True))

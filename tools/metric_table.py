@@ -104,6 +104,8 @@ def needs(name: str, entry, default: dict, paper: dict) -> str:
 
 
 def offline(name: str, entry, default: dict) -> str:
+    if name in (default["datasets"]["hanna-llm"].get("skip_metrics") or []):
+        return "no: `datasets.hanna-llm.skip_metrics` (the default run's time; `config/paper.yaml` runs it)"
     if name not in hanna_llm_metrics(default):
         return "no: not in `datasets.hanna-llm.metrics`"
     if entry.resource is not None and role_model(default, entry.resource[1]) is None:

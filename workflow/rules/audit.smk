@@ -45,7 +45,7 @@ rule audit:
         "../scripts/audit.py"
 
 
-# The built-in datasets' papers (storyeval.datasets.audit): the numbers each kind module declares as printed.
+# The built-in datasets' papers (storyeval.audit_datasets): the numbers each kind module declares as printed.
 PRINTED_DATASETS = workflow_audit.printed_datasets(RUN)
 DATASETS_AUDIT = [f"results/audit/datasets.{suffix}" for suffix in ("csv", "md", "html", "rst")]
 

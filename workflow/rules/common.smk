@@ -180,8 +180,8 @@ def metric_digest(script):
 
 
 def kind_digest(script):
-    """The sources parameter of a rule that reads a dataset through its kind: its script and the kind's module
-    (loaded by name, storyeval.datasets.KIND_MODULES), with every storyeval module these import."""
+    """The sources parameter of the jobs that read a dataset through its kind (its script and the kind's module,
+    loaded by name: storyeval.datasets.KIND_MODULES, with every storyeval module these import)."""
 
     def digest(wildcards):
         name = wildcards.get("textset") or wildcards.get("dataset")

@@ -38,7 +38,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
-from scipy import stats
 
 from storyeval.data.hanna import story_id
 from storyeval.datasets.base import Dataset, pinned_files
@@ -77,7 +76,7 @@ GPT3 = "GPT-3"
 SYSTEM_NAMES = {"gpt3": GPT3, "DAVINCI": GPT3}  # one system, two names in the release
 COLUMNS = ["title", "story", "model", "reference", *CRITERIA]
 SCALE = (1.0, 5.0)
-COEFFICIENTS = {"pearson": stats.pearsonr, "spearman": stats.spearmanr, "kendall": stats.kendalltau}
+COEFFICIENTS = ("pearson", "spearman", "kendall")  # scipy.stats' pearsonr, spearmanr, kendalltau
 
 
 def read_ratings_file(path: str | Path, name: str) -> pd.DataFrame:
@@ -132,6 +131,9 @@ def recipes(paths: Sequence[str | Path], name: str) -> pd.DataFrame:
     """How far the two rating sets agree: per criterion, each coefficient between the systems' mean ratings of the
     crowd and the in-house set. They rate different stories of the same systems, so the system level is the only
     one they share (n = the systems: 6 ROC, 4 WP)."""
+    from scipy import stats  # the recipes' only: start-up imports every kind module
+
+    correlations = dict(zip(COEFFICIENTS, (stats.pearsonr, stats.spearmanr, stats.kendalltau)))
     crowd, inhouse = (system_means(path, name) for path in paths)
     if sorted(crowd.index) != sorted(inhouse.index):
         raise InputError(f"dataset {name}: {paths[0]} and {paths[1]} rate systems {sorted(crowd.index)} and "
@@ -140,7 +142,7 @@ def recipes(paths: Sequence[str | Path], name: str) -> pd.DataFrame:
     rows = [{"item": f"{criterion} system means, crowdsource vs inhouse, {coefficient} (n={len(crowd)})",
              "value": float(correlate(crowd[criterion], inhouse[criterion])[0]),
              "recipe": "the two rating sets' per-system means correlated across systems (scipy.stats)"}
-            for criterion in CRITERIA.values() for coefficient, correlate in COEFFICIENTS.items()]
+            for criterion in CRITERIA.values() for coefficient, correlate in correlations.items()]
     return pd.DataFrame(rows, columns=["item", "value", "recipe"])
 
 

@@ -41,7 +41,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from storyeval.data.registry import slugify
 from storyeval.datasets.base import Dataset, Printed, fixed, pinned_files
@@ -213,6 +212,8 @@ def authors_spearman(human: pd.Series, judge: pd.Series) -> float:
     """The authors' judge-vs-human Spearman: per-story means rounded to 2 decimals, over the stories both rate
     (analyze.py pairs two lists sorted by story id by position: this join where both rate the same stories; the
     judges rate three stories more)."""
+    from scipy import stats  # the recipes' only: start-up imports every kind module
+
     both = pd.concat([human.round(2), judge.round(2)], axis=1, join="inner")
     return float(stats.spearmanr(both.iloc[:, 0], both.iloc[:, 1]).statistic)
 

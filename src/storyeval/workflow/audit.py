@@ -41,7 +41,7 @@ def inputs(config: Mapping, repository: str | Path, origin: str = "config.yaml")
 
 
 def printed_datasets(run) -> list[str]:
-    """The datasets of the run whose kind declares printed numbers (storyeval.datasets.audit)."""
+    """The datasets of the run whose kind declares printed numbers (storyeval.audit_datasets)."""
     from storyeval.datasets import describe
 
     return [name for name in run.text_datasets if describe(run.config["datasets"][name], name).printed]
@@ -49,8 +49,8 @@ def printed_datasets(run) -> list[str]:
 
 def printed_inputs(run) -> list[str]:
     """The result files the datasets' printed numbers are compared with."""
+    from storyeval.audit_datasets import result_files
     from storyeval.datasets import describe
-    from storyeval.datasets.audit import result_files
 
     return [path for name in printed_datasets(run)
             for path in result_files(name, describe(run.config["datasets"][name], name).printed)]

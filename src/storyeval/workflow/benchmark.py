@@ -3,10 +3,10 @@ criteria map each dataset gets, the files it makes."""
 
 from __future__ import annotations
 
-from storyeval.benchmark import criteria_terms
 from storyeval.errors import InputError
 from storyeval.plan import report_page
 from storyeval.sources import Facts
+from storyeval.vocabulary import criteria_terms
 from storyeval.workflow import meta
 
 BASE = "results/benchmark"
