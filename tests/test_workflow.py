@@ -108,7 +108,8 @@ def test_a_built_in_dataset_runs_beside_hanna(finished_run):
         zip(table["dataset"], table["scoreset"]))
     assert table.loc[table["dataset"] == "ttcw", "ceiling"].notna().any()  # the human ceiling beside the metrics
     assert (finished_run / "results/ttcw/released/report/about.html").is_file()
-    assert not (finished_run / "results/ttcw/released/figures").exists()
+    figures = {path.name for path in (finished_run / "results/ttcw/released/figures").iterdir()}
+    assert figures == {"meta_best.png", "meta_best.pdf"}  # the meta-evaluation's; the analyses' by dataset_ttcw
 
 
 def test_rerun_gives_identical_tables(finished_run, tmp_path):
