@@ -1,7 +1,7 @@
 """The built-in datasets' papers: every printed number beside storyeval's (storyeval.audit_datasets)."""
 
-from storyeval.datasets import describe
 from storyeval.audit_datasets import audit, counts, landing_text
+from storyeval.datasets import describe
 from storyeval.io import _atomic, log_to, markdown_table, read_table, write_csv
 from storyeval.plots.pages import header, write_table_page
 
