@@ -21,9 +21,9 @@ NEURAL_METRICS = ["bertscore", "moverscore", "baryscore", "depthscore", "supert"
 # The learned evaluator trains for minutes: tests/test_workflow_storyer.py runs it on a tiny configuration.
 WITHOUT_STORYER = {f"datasets.{name}.metrics": [metric for metric in metric_names(dataset, name) if metric != "storyer"]
                    for name, dataset in yaml.safe_load((REPO / "config.yaml").read_text())["datasets"].items()}
-# Of the built-in datasets beside HANNA, TTCW's 36 stories stand for all (its released judges, its paper's recipes
-# and printed numbers take every rule of theirs); tests/test_dataset_<kind>.py test each kind on its real files.
-OTHER_BUILT_IN = ("union-roc", "union-wp", "deltascore-roc", "deltascore-wp", "pds")
+# The built-in datasets beside HANNA: tests/test_dataset_<kind>.py test each kind on its real files, and
+# tests/test_workflow_datasets.py (slow) runs TTCW's rules, the datasets' audit and the benchmark.
+OTHER_BUILT_IN = ("union-roc", "union-wp", "deltascore-roc", "deltascore-wp", "pds", "ttcw")
 TEST_DATASETS = {
     **{key: value for key, value in WITHOUT_STORYER.items() if key.split(".")[1] not in OTHER_BUILT_IN},
     "datasets.hanna-llm.metrics": STRING_METRICS,
@@ -93,23 +93,6 @@ def test_report_pages_tell_the_truth(finished_run):
                               ["none", "item", "system"])
         assert_pages_tell_the_truth(finished_run / "results" / dataset / scoreset,
                                     {"dataset": dataset, "scoreset": scoreset}, facts)
-
-
-def test_a_built_in_dataset_runs_beside_hanna(finished_run):
-    """TTCW in the default run: its expert ratings' agreement, its released judges' analysis, the notebook's numbers
-    in the datasets' audit, its cells in the benchmark; its figures are left to rule dataset_ttcw (all_figures)."""
-    audit = pd.read_csv(finished_run / "results/audit/datasets.csv")
-    assert set(audit["dataset"]) == {"ttcw"} and (audit["status"] == "exact").all() and len(audit) >= 35
-    agreement = pd.read_csv(finished_run / "results/ttcw/computed/agreement.csv")
-    assert set(agreement["criterion"]) == {"Tests passed", "Fluency", "Flexibility", "Originality", "Elaboration"}
-    assert agreement["alpha_interval"].between(-1, 1).all() and agreement["ceiling"].notna().any()
-    table = pd.read_csv(finished_run / "results/benchmark/benchmark.csv")
-    assert {("ttcw", "released"), ("ttcw", "computed"), ("hanna", "released")} <= set(
-        zip(table["dataset"], table["scoreset"]))
-    assert table.loc[table["dataset"] == "ttcw", "ceiling"].notna().any()  # the human ceiling beside the metrics
-    assert (finished_run / "results/ttcw/released/report/about.html").is_file()
-    figures = {path.name for path in (finished_run / "results/ttcw/released/figures").iterdir()}
-    assert figures == {"meta_best.png", "meta_best.pdf"}  # the meta-evaluation's; the analyses' by dataset_ttcw
 
 
 def test_rerun_gives_identical_tables(finished_run, tmp_path):

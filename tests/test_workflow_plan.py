@@ -283,3 +283,16 @@ def test_a_long_file_without_listed_criteria_rates_every_value_said_at_start_up(
     assert fitted["example"].criteria == ("delight", "fluency", "plot_score") and fitted["example"].raters
     assert notes == ["dataset example: criteria delight, fluency, plot_score (every value of the criterion column; "
                      "columns.criteria lists none)"]
+
+
+def test_the_default_run_leaves_the_other_datasets_figures_to_their_own_target():
+    """all_figures: false (the built-in datasets beside HANNA in config.yaml): rule all makes their statistics,
+    tables, meta-evaluation and agreement, and rule dataset_<name> their figures too."""
+    run = Run(checked())
+    everything = targets.all_targets(run)
+    own = targets.dataset_targets(run, "ttcw")
+    figures = [path for path in own if "/figures/fig" in path]
+    assert figures and not set(figures) & set(everything)
+    assert {"results/ttcw/released/agreement.csv", "results/ttcw/released/figures/meta_best.png",
+            "results/ttcw/released/report/about.html"} <= set(everything)
+    assert any("results/hanna/released/figures/fig" in path for path in everything)  # HANNA's stay
