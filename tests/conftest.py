@@ -19,6 +19,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.path.name, len(LONG_MODULES)))  # stable: the rest keep their order
 
 
+def mirror_or_skip(source: str, sample: str, name: str) -> Path:
+    """The mirror directory of a data source (`../shared/data/<source>`) when it holds `sample`, else the test skips:
+    `../shared` lies beside the repository in CI, not in every clone."""
+    mirror = SHARED / "data" / source
+    if not (mirror / sample).is_file():
+        pytest.skip(f"the {name} mirror {mirror} is absent (it lies beside the repository in CI)")
+    return mirror
+
+
 @pytest.fixture(scope="session")
 def hanna_mirror() -> Path:
     if not (HANNA_MIRROR / "hanna_metric_scores.csv").is_file():

@@ -15,9 +15,8 @@ from storyeval.datasets import describe, paper_recipes
 from storyeval.errors import InputError
 from storyeval.workflow.sources import Pinned
 
-from conftest import SHARED
+from conftest import mirror_or_skip
 
-MIRROR = SHARED / "data" / "deltascore"
 SYSTEMS = {"roc": ["BART", "GPT-3", "HINT", "KGGPT2", "MEGATRON", "PROGEN3"],
            "wp": ["BART", "GPT-3", "HINT", "PROGEN3"]}
 CRITERIA = ("Fluency", "Coherence", "Relatedness", "Logicality", "Interestingness")
@@ -25,9 +24,7 @@ CRITERIA = ("Fluency", "Coherence", "Relatedness", "Logicality", "Interestingnes
 
 @pytest.fixture(scope="module")
 def mirror():
-    if not (MIRROR / "crowdsource_roc.jsonl").is_file():
-        pytest.skip(f"the DeltaScore mirror {MIRROR} is absent (it lies beside the repository in CI)")
-    return MIRROR
+    return mirror_or_skip("deltascore", "crowdsource_roc.jsonl", "DeltaScore")
 
 
 def entry(corpus: str, **more) -> dict:

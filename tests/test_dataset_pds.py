@@ -11,7 +11,7 @@ from scipy import stats
 from storyeval.datasets import describe, pds
 from storyeval.errors import InputError
 
-from conftest import SHARED
+from conftest import SHARED, mirror_or_skip
 
 MIRROR = SHARED / "data" / "pds"
 FILES = {key: MIRROR / entry["local"] for key, entry in pds.SOURCE["files"].items()}
@@ -24,8 +24,7 @@ AGREEMENT_PACKAGE = {"authenticity": 0.0526, "empathy": 0.1876, "engagement": 0.
 
 @pytest.fixture(scope="module")
 def data():
-    if not FILES["stories"].is_file():
-        pytest.skip(f"the PDS mirror {MIRROR} is absent (it lies beside the repository in CI)")
+    mirror_or_skip("pds", FILES["stories"].name, "PDS")
     return pds.load([FILES["stories"], FILES["human"]], "pds")
 
 

@@ -10,17 +10,14 @@ import pytest
 from storyeval.datasets import describe, ttcw
 from storyeval.errors import InputError
 
-from conftest import SHARED
+from conftest import mirror_or_skip
 
-MIRROR = SHARED / "data" / "ttcw"
 JUDGE_FILES = [f"annotations_{judge}.jsonl" for judge in ttcw.JUDGES]
 
 
 @pytest.fixture(scope="module")
 def mirror():
-    if not MIRROR.is_dir():
-        pytest.skip(f"the TTCW mirror {MIRROR} is absent (it lies beside the repository in CI)")
-    return MIRROR
+    return mirror_or_skip("ttcw", "ttcw_annotations.json", "TTCW")
 
 
 @pytest.fixture(scope="module")

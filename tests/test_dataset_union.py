@@ -12,17 +12,14 @@ from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.stats.correlation import correlate
 
-from conftest import SHARED
+from conftest import mirror_or_skip
 
-UNION_MIRROR = SHARED / "data" / "union"
 FILES = SOURCES["union"]["files"]
 
 
 @pytest.fixture(scope="module")
 def mirror():
-    if not (UNION_MIRROR / "ROCStories_ant_data_ant_data.txt").is_file():
-        pytest.skip(f"the UNION mirror {UNION_MIRROR} is absent")
-    return UNION_MIRROR
+    return mirror_or_skip("union", "ROCStories_ant_data_ant_data.txt", "UNION")
 
 
 def entry(corpus):

@@ -8,14 +8,12 @@ import pytest
 from storyeval.errors import InputError
 from storyeval.learned.data import ASPECTS, HELDOUT, TRAIN, fold_of, load_pairs, load_ratings, prompt_folds
 
-from conftest import STORYER_MIRROR
+from conftest import mirror_or_skip
 
 
 @pytest.fixture(scope="module")
 def mirror():
-    if not (STORYER_MIRROR / "train_rank_data_small.pkl").is_file():
-        pytest.skip(f"the StoryER mirror {STORYER_MIRROR} is absent")
-    return STORYER_MIRROR
+    return mirror_or_skip("storyer", "train_rank_data_small.pkl", "StoryER")
 
 
 def test_released_pairs_load(mirror):
