@@ -27,15 +27,16 @@ def modules() -> list[ModuleType]:
     return [module for module in found if hasattr(module, "KINDS")]
 
 
-KINDS: dict[str, Callable[[Mapping, str], Dataset]] = {kind: build for module in modules()
+MODULES = modules()
+KINDS: dict[str, Callable[[Mapping, str], Dataset]] = {kind: build for module in MODULES
                                                        for kind, build in module.KINDS.items()}
 # kind -> the module that declares it: its loaders are loaded by name, so no script's import names them (a
 # change to them reruns the rules that read the dataset: the workflow's kind_digest).
-KIND_MODULES: dict[str, str] = {kind: module.__name__ for module in modules() for kind in module.KINDS}
-# Pinned releases by source name (the kind module's SOURCE_NAME, else its module name): rule fetch reads them as
-# it reads config.yaml's hanna, storyer and s3 sections.
-SOURCES: dict[str, Mapping] = {getattr(module, "SOURCE_NAME", module.__name__.rsplit(".", 1)[-1]): module.SOURCE
-                               for module in modules() if hasattr(module, "SOURCE")}
+KIND_MODULES: dict[str, str] = {kind: module.__name__ for module in MODULES for kind in module.KINDS}
+# Pinned releases by source name, the kind module's name (rule dataset_<kind> relies on it): rule fetch reads them
+# as it reads config.yaml's hanna, storyer and s3 sections.
+SOURCES: dict[str, Mapping] = {module.__name__.rsplit(".", 1)[-1]: module.SOURCE
+                               for module in MODULES if hasattr(module, "SOURCE")}
 __all__ = ["KINDS", "SOURCES", "TABLE_FORMATS", "Dataset", "Printed", "describe", "table_criteria", "table_dataset",
            "table_parts"]
 
