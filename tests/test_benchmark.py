@@ -78,6 +78,7 @@ def test_a_metric_top_on_two_of_three_datasets_leads_the_summary_and_the_answer(
     assert ranked.loc["beta", "top_confounded"] == 1 and ranked.loc["alpha", "top_confounded"] == 0
     assert ranked.loc["gamma", "top_in"] == "union (computed): reasonable"
     text = benchmark.answer(table, ranked.reset_index())
+    assert text.startswith("**Across 3 datasets (grid, delta, union; 3 score sets) and 3 dataset x criterion cells**")
     several, _, one = text.partition("on one dataset only")
     assert "Alpha (2 datasets" in several and "Beta" not in several.split("two or more datasets")[1]
     assert "Beta (delta, 1/3 cells)" in one and "Gamma (union, 1/3 cells)" in one

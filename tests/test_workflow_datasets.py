@@ -19,7 +19,7 @@ def finished_run(tmp_path_factory, hanna_mirror):
         "meta.n_permutations": 100, "meta.n_resamples": 100,
         **{f"datasets.{name}.metrics": [metric for metric in metric_names({"kind": "storyer"}, name)
                                         if metric != "storyer"] for name in ("wp200", "scary200")},
-        "datasets.hanna-llm.metrics": ["bleu", "chrf"]})
+        "datasets.hanna-llm.metrics": ["bleu", "chrf"], "datasets.ttcw.metrics": ["datastats"]})
     result = run_snakemake(workdir, "--cores", "2", "dataset_ttcw", "results/audit/datasets.csv", "benchmark")
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir

@@ -183,8 +183,9 @@ def answer(table: pd.DataFrame, ranked: pd.DataFrame) -> str:
     the others), and how many top cells carry a confound."""
     datasets = table["dataset"].nunique()
     cells = table.drop_duplicates(["set", "criterion"])
-    head = (f"**Across {datasets} dataset{'s' * (datasets != 1)} ({listed(list(dict.fromkeys(table['set'])))}) and "
-            f"{len(cells)} dataset x criterion cells**")
+    sets = table["set"].nunique()
+    head = (f"**Across {datasets} dataset{'s' * (datasets != 1)} ({listed(list(dict.fromkeys(table['dataset'])))}; "
+            f"{sets} score set{'s' * (sets != 1)}) and {len(cells)} dataset x criterion cells**")
     named = ranked.assign(said=ranked["label"] + " (" + ranked["datasets_top"].astype(str) + " datasets, "
                           + ranked["cells_top"].astype(str) + "/" + ranked["cells"].astype(str) + " cells)")
     several = named[named["datasets_top"] >= 2]
