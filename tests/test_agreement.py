@@ -7,6 +7,7 @@ from storyeval.data.hanna import read_rater_ratings
 from storyeval.stats.agreement import (
     agreement_table,
     alt_test,
+    alt_test_table,
     human_ceiling,
     krippendorff_alpha,
     leave_one_out,
@@ -238,3 +239,38 @@ def test_hanna_released_raters(hanna_mirror):
     system = table[table["level"] == "system"].set_index(["criterion", "coefficient"])["ceiling"]
     story = table[table["level"] == "story"].set_index(["criterion", "coefficient"])["ceiling"]
     assert (system > story).all()
+
+
+def test_the_chance_control_says_where_a_pass_means_nothing(tmp_path, hanna_mirror):
+    """HANNA's released ratings and metrics: on Coherence (alpha below 0) random scores pass the alt-test as the
+    metrics do, and every row says so; on Complexity (alpha 0.28, the best agreement) no random score passes. The
+    draws come from the seed: the same table twice."""
+    from storyeval.data.hanna import read_released_scores
+    from storyeval.data.load import analysis_grid
+    from storyeval.stats.meta import load_meta
+
+    released = read_released_scores(hanna_mirror / "hanna_metric_scores.csv")
+    metrics = ["bertscore-f1", "bleu", "text-length"]
+    paths = {"stories": tmp_path / "stories.csv", "human": tmp_path / "human.csv", "scores": tmp_path / "scores.csv",
+             "registry": tmp_path / "metrics.csv"}
+    released.stories.to_csv(paths["stories"], index=False)
+    released.human_scores.to_csv(paths["human"], index=False)
+    released.scores[released.scores["metric"].isin(metrics)].to_csv(paths["scores"], index=False)
+    released.registry[released.registry["slug"].isin(metrics)].to_csv(paths["registry"], index=False)
+    ratings = read_rater_ratings(hanna_mirror / "hanna_metric_scores_llm.csv")
+    stories, _ = analysis_grid(released.stories, "Human")
+    meta = load_meta(paths, "Human")
+
+    table, notes = alt_test_table(ratings, stories, meta, epsilon=0.1, chance_draws=10, seed=3)
+    chance = table.groupby("criterion")["chance_passes"].agg(["min", "max"])
+    assert (chance["min"] == chance["max"]).all() and (table["chance_draws"] == 10).all()
+    assert chance.loc["Coherence", "max"] >= 8 and table.loc[table["criterion"] == "Coherence", "passed"].all()
+    assert chance.loc["Complexity", "max"] == 0
+    assert any("Coherence" in note and "random scores pass too" in note for note in notes)
+    assert not any("Complexity" in note and "random" in note for note in notes)
+    again, _ = alt_test_table(ratings, stories, meta, epsilon=0.1, chance_draws=10, seed=3)
+    pd.testing.assert_frame_equal(table, again)
+    none, _ = alt_test_table(ratings, stories, meta, epsilon=0.1, chance_draws=0)
+    assert (none["chance_passes"] == 0).all()
+    pd.testing.assert_frame_equal(none.drop(columns=["chance_passes", "chance_draws"]),
+                                  table.drop(columns=["chance_passes", "chance_draws"]))  # the metrics' own results

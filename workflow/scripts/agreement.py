@@ -21,7 +21,8 @@ for criterion, rows in table.groupby("criterion", sort=False):
     log.info("%s: %s; ceiling %s%s", criterion, alphas, ceilings, f" ({note})" if note else "")
 test = settings["alt_test"]
 alt, notes = alt_test_table(ratings, stories, load_meta(snakemake.input, params.reference_system), test["epsilon"],
-                            test["q"], test["min_instances"], test["min_annotators"])
+                            test["q"], test["min_instances"], test["min_annotators"],
+                            chance_draws=test["chance_draws"], seed=test["seed"])
 write_csv(alt, snakemake.output.alt_test)
 for line in notes:
     log.info("%s", line)

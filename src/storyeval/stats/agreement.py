@@ -23,7 +23,11 @@ Alignment: a metric's scale is not the rating scale, so every candidate and anno
 over the stories it scored (the paper's FAQ, "What if I care about ranking rather than exact scores?"), as
 percentile ranks ((rank - 0.5) / count, ties averaged) so that annotators who rated different numbers of stories
 share one scale; the alignment of a value with the remaining annotators is their negative RMSE (the paper's
-neg_rmse; compared here by the mean squared difference, which orders the same). Nothing is random: no seed.
+neg_rmse; compared here by the mean squared difference, which orders the same).
+The chance control: where annotators hardly agree with each other, a score that knows nothing represents them as
+well as one of them does, and the test passes it. So each criterion's test also runs `chance_draws` candidates of
+uniform random scores (seeded) beside the real ones, and `chance_passes` says how many of them pass: a metric's
+pass means something only where chance does not pass too.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ RATER_LAYOUTS = {
     "rater": "rater ids of the dataset file",
 }
 CEILING_COLUMNS = ["level", "coefficient", "ceiling", "raters", "min", "max"]
-ALT_TEST_COLUMNS = ["metric", "criterion", "omega", "rho", "passed", "epsilon", "annotators"]
+ALT_TEST_COLUMNS = ["metric", "criterion", "omega", "rho", "passed", "epsilon", "annotators", "chance_passes",
+                    "chance_draws"]
 
 
 def reliability_matrix(ratings: pd.DataFrame, rater: str = "rater") -> np.ndarray:
@@ -201,14 +206,16 @@ def alt_test(humans: np.ndarray, candidates: np.ndarray, epsilon: float, q: floa
 
 
 def alt_test_table(ratings: pd.DataFrame, stories: pd.DataFrame, meta, epsilon: float, q: float = 0.05,
-                   min_instances: int = 30, min_annotators: int = 3, min_humans: int = 2
-                   ) -> tuple[pd.DataFrame, list[str]]:
+                   min_instances: int = 30, min_annotators: int = 3, min_humans: int = 2, chance_draws: int = 10,
+                   seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """The alt-test of every metric and judge of `meta` (stats.meta.MetaSet: oriented higher-is-better, a judge
     against the criteria it rates; `stories` laid out as its cubes, data.load.analysis_grid) on each criterion
-    rated by at least `min_annotators` annotators (the paper asks three). Returns (metric, label, family,
-    criterion, omega, rho, passed, epsilon, annotators; one line per criterion saying what was tested or why
-    not)."""
+    rated by at least `min_annotators` annotators (the paper asks three), beside `chance_draws` random candidates
+    (the chance control, module docstring; drawn from `seed`, the same draws for every criterion). Returns
+    (metric, label, family, criterion, omega, rho, passed, epsilon, annotators, chance_passes, chance_draws; one
+    line per criterion saying what was tested or why not)."""
     frames, notes = [], []
+    chance = None
     for criterion in meta.human.names:
         subset = ratings[ratings["criterion"] == criterion]
         _, candidates = meta.cubes(criterion)
@@ -218,14 +225,22 @@ def alt_test_table(ratings: pd.DataFrame, stories: pd.DataFrame, meta, epsilon: 
                          f"{min_annotators})")
             continue
         flat = cube.reshape(-1, cube.shape[-1])
-        table = alt_test(flat, candidates.values.reshape(len(flat), -1), epsilon, q, min_instances, min_humans)
+        if chance is None:
+            chance = np.random.default_rng(seed).random((len(flat), chance_draws))
+        scores = np.column_stack([candidates.values.reshape(len(flat), -1), chance])
+        tested = alt_test(flat, scores, epsilon, q, min_instances, min_humans)
+        table, control = tested.iloc[:len(candidates.names)].copy(), tested.iloc[len(candidates.names):]
         table.insert(0, "metric", candidates.names)
         table.insert(1, "criterion", criterion)
         table.insert(5, "epsilon", epsilon)
+        chance_passes = int(control["passed"].sum())
+        table = table.assign(chance_passes=chance_passes, chance_draws=chance_draws)
         frames.append(table)
+        warning = (f"; {chance_passes} of {chance_draws} random scores pass too: the annotators agree too little for "
+                   "a pass to mean more than chance" if chance_passes else "")
         notes.append(f"criterion {criterion!r}: {len(raters)} annotators ({table['annotators'].max()} with "
                      f"{min_instances} stories or more tested), {int(table['passed'].sum())} of {len(table)} "
-                     f"candidates pass (epsilon {epsilon})")
+                     f"candidates pass (epsilon {epsilon}){warning}")
     if not frames:
         return meta.labelled(pd.DataFrame(columns=ALT_TEST_COLUMNS)), notes
     return meta.labelled(pd.concat(frames, ignore_index=True)[ALT_TEST_COLUMNS]), notes
