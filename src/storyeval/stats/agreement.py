@@ -25,9 +25,10 @@ percentile ranks ((rank - 0.5) / count, ties averaged) so that annotators who ra
 share one scale; the alignment of a value with the remaining annotators is their negative RMSE (the paper's
 neg_rmse; compared here by the mean squared difference, which orders the same).
 The chance control: where annotators hardly agree with each other, a score that knows nothing represents them as
-well as one of them does, and the test passes it. So each criterion's test also runs `chance_draws` candidates of
-uniform random scores (seeded) beside the real ones, and `chance_passes` says how many of them pass: a metric's
-pass means something only where chance does not pass too.
+well as one of them does, and the test passes it; and a candidate with many tied scores sits mid-rank, which the
+RMSE favours when annotators scatter. So each candidate is also tested in `chance_draws` shuffles of its own
+scores over the rated stories (seeded): the same values and ties, no relation to the stories. `chance_passes`
+counts the shuffles that pass: a candidate's pass means something only where its shuffles do not pass too.
 """
 
 from __future__ import annotations
@@ -205,17 +206,28 @@ def alt_test(humans: np.ndarray, candidates: np.ndarray, epsilon: float, q: floa
     return pd.DataFrame(rows, columns=["omega", "rho", "passed", "annotators"])
 
 
+def shuffled(scores: np.ndarray, rated: np.ndarray, draws: int, seed: int) -> list[np.ndarray]:
+    """`draws` copies of `scores` [n, K] whose rows are permuted among the `rated` rows (one permutation a draw,
+    from `seed`): each column keeps its values and ties and loses its relation to the stories."""
+    rng, rows = np.random.default_rng(seed), np.flatnonzero(rated)
+    copies = []
+    for _ in range(draws):
+        copy = scores.copy()
+        copy[rows] = scores[rng.permutation(rows)]
+        copies.append(copy)
+    return copies
+
+
 def alt_test_table(ratings: pd.DataFrame, stories: pd.DataFrame, meta, epsilon: float, q: float = 0.05,
                    min_instances: int = 30, min_annotators: int = 3, min_humans: int = 2, chance_draws: int = 10,
                    seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """The alt-test of every metric and judge of `meta` (stats.meta.MetaSet: oriented higher-is-better, a judge
     against the criteria it rates; `stories` laid out as its cubes, data.load.analysis_grid) on each criterion
-    rated by at least `min_annotators` annotators (the paper asks three), beside `chance_draws` random candidates
-    (the chance control, module docstring; drawn from `seed`, the same draws for every criterion). Returns
+    rated by at least `min_annotators` annotators (the paper asks three), each beside `chance_draws` shuffles of
+    its scores (the chance control, module docstring; drawn from `seed`, the same for every criterion). Returns
     (metric, label, family, criterion, omega, rho, passed, epsilon, annotators, chance_passes, chance_draws; one
     line per criterion saying what was tested or why not)."""
     frames, notes = [], []
-    chance = None
     for criterion in meta.human.names:
         subset = ratings[ratings["criterion"] == criterion]
         _, candidates = meta.cubes(criterion)
@@ -225,19 +237,21 @@ def alt_test_table(ratings: pd.DataFrame, stories: pd.DataFrame, meta, epsilon: 
                          f"{min_annotators})")
             continue
         flat = cube.reshape(-1, cube.shape[-1])
-        if chance is None:
-            chance = np.random.default_rng(seed).random((len(flat), chance_draws))
-        scores = np.column_stack([candidates.values.reshape(len(flat), -1), chance])
-        tested = alt_test(flat, scores, epsilon, q, min_instances, min_humans)
-        table, control = tested.iloc[:len(candidates.names)].copy(), tested.iloc[len(candidates.names):]
+        scores = candidates.values.reshape(len(flat), -1)
+        tested = alt_test(flat, np.column_stack([scores, *shuffled(scores, np.isfinite(flat).any(axis=1),
+                                                                      chance_draws, seed)]),
+                          epsilon, q, min_instances, min_humans)
+        count = len(candidates.names)
+        table = tested.iloc[:count].copy()
         table.insert(0, "metric", candidates.names)
         table.insert(1, "criterion", criterion)
         table.insert(5, "epsilon", epsilon)
-        chance_passes = int(control["passed"].sum())
-        table = table.assign(chance_passes=chance_passes, chance_draws=chance_draws)
+        chance = tested["passed"].to_numpy()[count:].reshape(chance_draws, count).sum(axis=0)
+        table = table.assign(chance_passes=chance, chance_draws=chance_draws)
         frames.append(table)
-        warning = (f"; {chance_passes} of {chance_draws} random scores pass too: the annotators agree too little for "
-                   "a pass to mean more than chance" if chance_passes else "")
+        hollow = int((table["passed"] & (chance > 0)).sum())
+        warning = (f"; {hollow} of them pass in a shuffle of their scores too (chance_passes): there the annotators "
+                   "agree too little for a pass to mean more than chance" if hollow else "")
         notes.append(f"criterion {criterion!r}: {len(raters)} annotators ({table['annotators'].max()} with "
                      f"{min_instances} stories or more tested), {int(table['passed'].sum())} of {len(table)} "
                      f"candidates pass (epsilon {epsilon}){warning}")
