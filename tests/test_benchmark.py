@@ -3,6 +3,8 @@ workflow's plan of it (storyeval.workflow.benchmark)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -231,3 +233,23 @@ def test_a_top_cluster_of_every_column_counts_for_none():
     text = benchmark.answer(table, ranked.reset_index())
     assert "1 of the 2 cells tell no column apart from the best" in text and "small (computed) Coherence" in text
     assert "Beta (small" not in text  # a place in an undecided cluster is no win
+
+
+def test_the_alt_tests_verdict_tells_a_pass_from_one_that_shuffled_scores_get_too():
+    """alt_test.csv beside a score set: alpha passes and no shuffle of its scores does; beta passes as its shuffles
+    do (a pass that means nothing); gamma fails; a column without an omega was not tested. The summary counts only
+    the real passes, and the answer says both counts."""
+    alt = pd.DataFrame({"metric": ["alpha", "beta", "gamma"], "criterion": "Coherence", "omega": [1.0, 0.67, 0.0],
+                        "passed": [True, True, False], "chance_passes": [0, 4, 0]})
+    grid = dataclasses.replace(three_datasets()[0], alt_test=alt)
+    table = benchmark.benchmark_table([grid, *three_datasets()[1:]])
+    verdicts = table[table["dataset"] == "grid"].set_index("metric")["alt_test"]
+    assert verdicts.to_dict() == {"alpha": "passes", "beta": "passes shuffled too", "gamma": "fails"}
+    assert table.loc[table["dataset"] != "grid", "alt_test"].isna().all()  # no alt_test.csv: no verdict
+    ranked = benchmark.summary(table)
+    assert ranked.set_index("item")["cells_alt_pass"].to_dict() == {"alpha": 1, "beta": 0, "gamma": 0}
+    text = benchmark.answer(table, ranked)
+    assert ("The Alternative Annotator Test (may it replace a rater?) passes in 1 of 3 tested cells where no "
+            "shuffle of the scores passes too: Alpha (1 cell); 1 more pass as shuffled scores do") in text
+    untested = dataclasses.replace(grid, alt_test=alt.assign(omega=np.nan, passed=False))
+    assert (benchmark.benchmark_table([untested])["alt_test"] == "untested").all()

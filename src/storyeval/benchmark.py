@@ -9,7 +9,8 @@ correlation of every column with the ratings, its BOOT-BOTH interval and its PER
   coherence and logicality stand in one group of columns; a criterion that fits no term keeps its own name and is
   marked unmapped.
 - `benchmark_table`: one row per column (metric or judge) x dataset x criterion, with its r, interval, cluster,
-  rank in the cell, registry label and family, the shared term, confound flags and the human ceiling.
+  rank in the cell, registry label and family, the shared term, confound flags, the human ceiling and the
+  Alternative Annotator Test's verdict (storyeval.stats.agreement, with its chance control).
 - `summary`: per metric (a judge's ratings of every criterion are one item, storyeval.stats.meta.ranked_items)
   across datasets, as WMT summarises its language pairs (Freitag et al. 2023): in how many datasets and cells it is
   in the top cluster, and its mean normalised rank.
@@ -52,6 +53,7 @@ class ScoreSetResults:
     agreement: pd.DataFrame | None = None  # agreement.csv: criterion, level, coefficient, ceiling; None: absent
     terms: pd.DataFrame = field(default_factory=pd.DataFrame)  # criteria_terms' rows of this dataset; a criterion
     #                                                            not among them gets the default map
+    alt_test: pd.DataFrame | None = None  # alt_test.csv: metric, criterion, omega, passed, chance_passes; None: absent
 
     @property
     def name(self) -> str:
@@ -61,7 +63,26 @@ class ScoreSetResults:
 TABLE_COLUMNS = ["dataset", "scoreset", "set", "grouping", "coefficient", "criterion", "term", "term_source",
                  "metric", "item", "label", "family", "kind", "r", "ci_low", "ci_high", "cluster", "top",
                  "top_size", "separates", "rank", "cell_size", "rank_share", "confound", "ceiling",
-                 "ceiling_coefficient"]
+                 "ceiling_coefficient", "alt_test"]
+# The alt-test's verdict on a cell: passes, "passes shuffled too" (chance_passes > 0: the pass means nothing),
+# fails, or untested (too few raters or stories).
+ALT_VERDICTS = ("passes", "passes shuffled too", "fails", "untested")
+
+
+def verdicts(table: pd.DataFrame) -> pd.Series:
+    """The table's alt_test column; all NaN where a table has none (built without alt_test.csv)."""
+    return table["alt_test"] if "alt_test" in table else pd.Series(np.nan, index=table.index, dtype=object)
+
+
+def alt_verdicts(alt_test: pd.DataFrame | None) -> pd.DataFrame:
+    """criterion, metric, alt_test: the verdict (ALT_VERDICTS) of each column the alt-test tested."""
+    columns = ["criterion", "metric", "alt_test"]
+    if alt_test is None or alt_test.empty:
+        return pd.DataFrame(columns=columns)
+    passed = alt_test["passed"].astype(bool)
+    verdict = np.select([alt_test["omega"].isna(), passed & (alt_test["chance_passes"] > 0), passed],
+                        [ALT_VERDICTS[3], ALT_VERDICTS[1], ALT_VERDICTS[0]], ALT_VERDICTS[2])
+    return alt_test.assign(alt_test=verdict)[columns]
 
 
 def ceilings(agreement: pd.DataFrame | None, grouping: str, coefficient: str) -> pd.DataFrame:
@@ -107,6 +128,7 @@ def set_table(results: ScoreSetResults) -> pd.DataFrame:
     rows = rows.merge(terms[["criterion", "term", "term_source"]], on="criterion", how="left", validate="m:1")
     rows = rows.merge(ceilings(results.agreement, results.grouping, rows["coefficient"].iat[0] if len(rows) else ""),
                       on="criterion", how="left", validate="m:1")
+    rows = rows.merge(alt_verdicts(results.alt_test), on=["criterion", "metric"], how="left", validate="1:1")
     return rows.reindex(columns=TABLE_COLUMNS)
 
 
@@ -115,8 +137,8 @@ def benchmark_table(sets: Sequence[ScoreSetResults]) -> pd.DataFrame:
     best first (TABLE_COLUMNS): r (oriented: higher agrees more), BOOT-BOTH ci_low and ci_high, cluster (PERM-BOTH
     significance cluster within the dataset and criterion, 1 = top) and top (cluster 1), rank (by r, 1 = best, ties
     share the lowest) of cell_size ranked columns and rank_share = (rank - 1) / (cell_size - 1) (0 best, 1 last),
-    the shared term and its source, confound (confounds.csv's words) and the human ceiling (NaN: no
-    agreement.csv, or no row for the criterion and level)."""
+    the shared term and its source, confound (confounds.csv's words), the human ceiling (NaN: no
+    agreement.csv, or no row for the criterion and level) and alt_test (ALT_VERDICTS; empty: no alt_test.csv)."""
     table = pd.concat([set_table(results) for results in sets], ignore_index=True)
     table["order"] = table.groupby(["set", "criterion"], sort=False).ngroup()
     table = table.sort_values(["order", "rank", "metric"], kind="stable", na_position="last")
@@ -124,7 +146,8 @@ def benchmark_table(sets: Sequence[ScoreSetResults]) -> pd.DataFrame:
 
 
 SUMMARY_COLUMNS = ["item", "label", "family", "kind", "datasets", "datasets_top", "cells", "cells_top",
-                   "cells_undecided", "mean_rank", "mean_rank_share", "mean_r", "top_confounded", "top_in"]
+                   "cells_undecided", "cells_alt_pass", "mean_rank", "mean_rank_share", "mean_r", "top_confounded",
+                   "top_in"]
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -132,7 +155,8 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     is measured; HANNA's released and computed scores are one dataset), datasets_top (datasets where it is in the
     top cluster of at least one criterion whose top cluster separates: leaves some column out), cells and cells_top
     ((score set, criterion) cells where it has an r, and those where it is in a separating top cluster),
-    cells_undecided (cells whose top cluster holds every column: no column told apart from the best), mean_rank
+    cells_undecided (cells whose top cluster holds every column: no column told apart from the best),
+    cells_alt_pass (cells where it passes the alt-test and no shuffle of its scores does), mean_rank
     (mean of its per-cell ranks) and mean_rank_share (mean of rank_share: per-cell ranks normalised by the cell's
     number of columns, comparable across datasets with different metric sets), mean_r (a plain mean over cells, for
     orientation only: r of different datasets are not on one scale), top_confounded (top cells flagged in
@@ -150,13 +174,14 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         "cells": grouped.size(),
         "cells_top": top.groupby("item").size(),
         "cells_undecided": (~measured["separates"]).groupby(measured["item"], sort=False).sum(),
+        "cells_alt_pass": verdicts(measured).eq(ALT_VERDICTS[0]).groupby(measured["item"], sort=False).sum(),
         "mean_rank": grouped["rank"].mean(),
         "mean_rank_share": grouped["rank_share"].mean(),
         "mean_r": grouped["r"].mean(),
         "top_confounded": top[top["confound"].fillna("") != ""].groupby("item").size(),
         "top_in": top_cells(top),
     })
-    counts = ["datasets_top", "cells_top", "cells_undecided", "top_confounded"]
+    counts = ["datasets_top", "cells_top", "cells_undecided", "cells_alt_pass", "top_confounded"]
     result[counts] = result[counts].fillna(0).astype(int)
     result["top_in"] = result["top_in"].fillna("")
     result = result.rename_axis("item").reset_index()
@@ -219,6 +244,16 @@ def answer(table: pd.DataFrame, ranked: pd.DataFrame) -> str:
                      + " [" + confounded["confound"] + "]")
         text += (f" {len(confounded)} top cell{'s' * (len(confounded) != 1)} carry a confound (confounds.csv: the "
                  f"pooled r is not what it seems): {listed(cases, 6)}.")
+    tested = table[verdicts(table).isin(ALT_VERDICTS[:3])]
+    if len(tested):
+        counts = tested["alt_test"].value_counts()
+        passing = ranked[ranked["cells_alt_pass"] > 0].sort_values("cells_alt_pass", ascending=False, kind="stable")
+        cells = passing["cells_alt_pass"].map(lambda count: f" ({count} cell{'s' * (count != 1)})")
+        named = f": {listed(list(passing['label'] + cells))}" if len(passing) else ""
+        text += (f" The Alternative Annotator Test (may it replace a rater?) passes in "
+                 f"{counts.get(ALT_VERDICTS[0], 0)} of {len(tested)} tested cells where no shuffle of the scores "
+                 f"passes too{named}; "
+                 f"{counts.get(ALT_VERDICTS[1], 0)} more pass as shuffled scores do, which says nothing.")
     unmapped = table.loc[table["term_source"] == "unmapped"].drop_duplicates(["dataset", "criterion"])
     if len(unmapped):
         text += (f" Unmapped criteria (kept under their own names): "

@@ -23,6 +23,8 @@ sets = [
         read_table(found["confounds"], ["coefficient", "metric", "criterion", "system", "length", "confound"]),
         found["agreement"] and read_table(found["agreement"], ["criterion", "level", "coefficient", "ceiling"]),
         terms[terms["dataset"] == found["dataset"]],
+        found["alt_test"] and read_table(found["alt_test"],
+                                         ["metric", "criterion", "omega", "passed", "chance_passes"]),
     )
     for found in p.sets
 ]

@@ -39,8 +39,8 @@ def coefficient(config) -> str:
 
 
 def sets(run) -> list[dict]:
-    """Each rated score set's files at its benchmark grouping; agreement.csv (the human ceiling) where the set has
-    per-rater ratings (rule agreement makes it), else None."""
+    """Each rated score set's files at its benchmark grouping; agreement.csv (the human ceiling) and alt_test.csv
+    where the set has per-rater ratings (rule agreement makes them), else None."""
     found = []
     for dataset, scoreset in rated_sets(run):
         top, chosen = f"results/{dataset}/{scoreset}", grouping(run, dataset, scoreset)
@@ -52,14 +52,15 @@ def sets(run) -> list[dict]:
             "confounds": f"{top}/confounds.csv",
             "registries": [registries[key] for key in ("registry", "judge_registry") if key in registries],
             "agreement": f"{top}/agreement.csv" if run.structure(dataset, scoreset)["raters"] else None,
+            "alt_test": f"{top}/alt_test.csv" if run.structure(dataset, scoreset)["raters"] else None,
         })
     return found
 
 
 def inputs(run) -> list[str]:
-    """The files the benchmark reads: a set's meta-evaluation, confounds, registries and human ceiling."""
+    """The files the benchmark reads: a set's meta-evaluation, confounds, registries, human ceiling and alt-test."""
     return list(dict.fromkeys(path for found in sets(run) for key in ("intervals", "clusters", "confounds",
-                                                                       "registries", "agreement")
+                                                                       "registries", "agreement", "alt_test")
                               for path in (found[key] if isinstance(found[key], list) else [found[key]])
                               if path is not None))
 
