@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from storyeval.datasets import metric_names
+from storyeval.stats.agreement import RATER_LAYOUTS
 
 from workflow_helpers import make_workdir, run_snakemake
 
@@ -33,10 +34,16 @@ def test_a_built_in_dataset_runs_beside_hanna(finished_run):
     agreement = pd.read_csv(finished_run / "results/ttcw/computed/agreement.csv")
     assert set(agreement["criterion"]) == {"Tests passed", "Fluency", "Flexibility", "Originality", "Elaboration"}
     assert agreement["alpha_interval"].between(-1, 1).all() and agreement["ceiling"].notna().any()
+    hanna = pd.read_csv(finished_run / "results/hanna/released/agreement.csv")  # each kind's rater layout
+    assert (agreement["layout"] == RATER_LAYOUTS["rater"]).all() and (hanna["layout"] == RATER_LAYOUTS["position"]).all()
+    alt = pd.read_csv(finished_run / "results/ttcw/released/alt_test.csv")
+    assert alt["chance_passes"].between(0, 10).all() and (alt["chance_draws"] == 10).all()
     table = pd.read_csv(finished_run / "results/benchmark/benchmark.csv")
     assert {("ttcw", "released"), ("ttcw", "computed"), ("hanna", "released")} <= set(
         zip(table["dataset"], table["scoreset"]))
     assert table.loc[table["dataset"] == "ttcw", "ceiling"].notna().any()  # the human ceiling beside the metrics
+    assert set(table.loc[table["dataset"] == "ttcw", "alt_test"]) <= {"passes", "passes shuffled too", "fails",
+                                                                      "untested"}
     assert (finished_run / "results/ttcw/released/report/about.html").is_file()
     figures = {path.name for path in (finished_run / "results/ttcw/released/figures").iterdir()}
     assert "meta_best.png" in figures and any(name.startswith("fig") for name in figures)  # dataset_ttcw: all

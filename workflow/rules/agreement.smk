@@ -22,7 +22,7 @@ rule agreement:
         coefficients=config["analysis"]["coefficients"],
         system_ties=config["analysis"]["system_ties"],
         system_backend=config["analysis"]["system_coefficients"],
-        layout=lambda wildcards: "position" if wildcards.dataset == "hanna" else "rater",
+        layout=dataset_rater_layout,
         agreement=config["agreement"],
     script:
         "../scripts/agreement.py"

@@ -161,6 +161,11 @@ def dataset_reference_system(wildcards):
     return RUN.reference_system(wildcards.dataset, wildcards.get("scoreset", "computed"))
 
 
+def dataset_rater_layout(wildcards):
+    """What a rater id of the dataset is: a person, or a judge slot (storyeval.datasets.base.Dataset)."""
+    return RUN.described(wildcards.dataset, wildcards.scoreset).rater_layout
+
+
 def dataset_levels(wildcards):
     return RUN.structure(wildcards.dataset, wildcards.scoreset)["levels"]
 

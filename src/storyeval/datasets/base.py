@@ -37,6 +37,9 @@ class Dataset:
     prompts: bool = False  # stories grouped by prompt
     systems: bool = False  # stories written by named systems
     raters: bool = False  # per-rater ratings (Tab. 3 ICC, Tab. 4 system means, agreement)
+    # What a rater id is (storyeval.stats.agreement.RATER_LAYOUTS): "rater", a person; "position", a judge slot that
+    # is not the same person across stories (HANNA's and UNION's releases), which agreement.csv says beside alpha.
+    rater_layout: str = "rater"
     criteria: tuple[str, ...] = ()  # human criteria; () for an unrated set
     suffixes: tuple[str, ...] = tuple(TABLE_FORMATS)  # the file types its loader reads
     # Two systems on several prompts (storyeval.text.fit): story level pooled, paired comparisons per prompt.

@@ -19,11 +19,11 @@ DESCRIPTION = ("96 WritingPrompts prompts, the human story and 10 systems' stori
 
 # HANNA's released per-system scores, read by rule normalise_hanna, not a text loader.
 RELEASED = Dataset(kind="hanna-released", load=None, texts=TEXTS, prompts=True, systems=True, raters=True,
-                   criteria=tuple(CRITERIA), suffixes=(".csv",), reference_system=HUMAN, criteria_map=CRITERIA_MAP,
-                   description=DESCRIPTION)
+                   rater_layout="position", criteria=tuple(CRITERIA), suffixes=(".csv",), reference_system=HUMAN,
+                   criteria_map=CRITERIA_MAP, description=DESCRIPTION)
 ANNOTATIONS = Dataset(kind="hanna-annotations", load=loaders.load_hanna_annotations, texts=TEXTS, prompts=True,
-                      systems=True, raters=True, criteria=tuple(CRITERIA), suffixes=(".csv",),
-                      reference_system=HUMAN, criteria_map=CRITERIA_MAP, description=DESCRIPTION)
+                      systems=True, raters=True, rater_layout="position", criteria=tuple(CRITERIA),
+                      suffixes=(".csv",), reference_system=HUMAN, criteria_map=CRITERIA_MAP, description=DESCRIPTION)
 LLM = Dataset(kind="hanna-llm", load=loaders.load_hanna_llm, texts=TEXTS, prompts=True, systems=True,
               suffixes=(".csv",), reference_system=HUMAN,
               description="HANNA's 96 prompts, the human story and six LLMs' stories each, unrated")

@@ -274,7 +274,8 @@ def dataset(entry: Mapping, name: str) -> Dataset:
     typed = (file_key(corpus, "ant_data_all"),) if file_key(corpus, "ant_data_all") in SOURCE["files"] else ()
     return Dataset(
         kind="union", load=partial(load, corpus=corpus), texts=frozenset({"story", "prompt", "reference"}),
-        raters=True, criteria=(CRITERION,), suffixes=(".txt",), criteria_map={CRITERION: "overall"}, source="union",
+        raters=True, rater_layout="position", criteria=(CRITERION,), suffixes=(".txt",),
+        criteria_map={CRITERION: "overall"}, source="union",
         inputs=tuple(file_key(corpus, stem) for stem in TEXT_FILES) + typed,
         released=partial(released, corpus=corpus),
         released_inputs=(file_key(corpus, "ant_data"), *(file_key(corpus, stem) for _, stem, *_ in METRICS)),

@@ -43,7 +43,7 @@ from storyeval.stats.correlation import LEVELS
 
 ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")  # krippendorff's levels of measurement
 RATER_LAYOUTS = {
-    "position": "judge slots: the released file's rater positions 1-3, not the same person across stories",
+    "position": "judge slots: the released file's rater positions, not the same person across stories",
     "rater": "rater ids of the dataset file",
 }
 CEILING_COLUMNS = ["level", "coefficient", "ceiling", "raters", "min", "max"]
