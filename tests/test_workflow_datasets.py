@@ -35,7 +35,8 @@ def test_a_built_in_dataset_runs_beside_hanna(finished_run):
     assert set(agreement["criterion"]) == {"Tests passed", "Fluency", "Flexibility", "Originality", "Elaboration"}
     assert agreement["alpha_interval"].between(-1, 1).all() and agreement["ceiling"].notna().any()
     hanna = pd.read_csv(finished_run / "results/hanna/released/agreement.csv")  # each kind's rater layout
-    assert (agreement["layout"] == RATER_LAYOUTS["rater"]).all() and (hanna["layout"] == RATER_LAYOUTS["position"]).all()
+    assert (agreement["layout"] == RATER_LAYOUTS["rater"]).all()
+    assert (hanna["layout"] == RATER_LAYOUTS["position"]).all()
     alt = pd.read_csv(finished_run / "results/ttcw/released/alt_test.csv")
     assert alt["chance_passes"].between(0, 10).all() and (alt["chance_draws"] == 10).all()
     table = pd.read_csv(finished_run / "results/benchmark/benchmark.csv")
