@@ -64,14 +64,9 @@ TABLE_COLUMNS = ["dataset", "scoreset", "set", "grouping", "coefficient", "crite
                  "metric", "item", "label", "family", "kind", "r", "ci_low", "ci_high", "cluster", "top",
                  "top_size", "separates", "rank", "cell_size", "rank_share", "confound", "ceiling",
                  "ceiling_coefficient", "alt_test"]
-# The alt-test's verdict on a cell: passes, "passes shuffled too" (chance_passes > 0: the pass means nothing),
-# fails, or untested (too few raters or stories).
-ALT_VERDICTS = ("passes", "passes shuffled too", "fails", "untested")
-
-
-def verdicts(table: pd.DataFrame) -> pd.Series:
-    """The table's alt_test column; all NaN where a table has none (built without alt_test.csv)."""
-    return table["alt_test"] if "alt_test" in table else pd.Series(np.nan, index=table.index, dtype=object)
+# The alt-test's verdict on a cell: it passes; it passes as a shuffle of its scores does too (chance_passes > 0:
+# the pass means nothing); it fails; or it was not tested (too few raters or stories).
+PASSES, PASSES_SHUFFLED, FAILS, UNTESTED = ALT_VERDICTS = ("passes", "passes shuffled too", "fails", "untested")
 
 
 def alt_verdicts(alt_test: pd.DataFrame | None) -> pd.DataFrame:
@@ -81,7 +76,7 @@ def alt_verdicts(alt_test: pd.DataFrame | None) -> pd.DataFrame:
         return pd.DataFrame(columns=columns)
     passed = alt_test["passed"].astype(bool)
     verdict = np.select([alt_test["omega"].isna(), passed & (alt_test["chance_passes"] > 0), passed],
-                        [ALT_VERDICTS[3], ALT_VERDICTS[1], ALT_VERDICTS[0]], ALT_VERDICTS[2])
+                        [UNTESTED, PASSES_SHUFFLED, PASSES], FAILS)
     return alt_test.assign(alt_test=verdict)[columns]
 
 
@@ -174,7 +169,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
         "cells": grouped.size(),
         "cells_top": top.groupby("item").size(),
         "cells_undecided": (~measured["separates"]).groupby(measured["item"], sort=False).sum(),
-        "cells_alt_pass": verdicts(measured).eq(ALT_VERDICTS[0]).groupby(measured["item"], sort=False).sum(),
+        "cells_alt_pass": measured["alt_test"].eq(PASSES).groupby(measured["item"], sort=False).sum(),
         "mean_rank": grouped["rank"].mean(),
         "mean_rank_share": grouped["rank_share"].mean(),
         "mean_r": grouped["r"].mean(),
@@ -244,16 +239,15 @@ def answer(table: pd.DataFrame, ranked: pd.DataFrame) -> str:
                      + " [" + confounded["confound"] + "]")
         text += (f" {len(confounded)} top cell{'s' * (len(confounded) != 1)} carry a confound (confounds.csv: the "
                  f"pooled r is not what it seems): {listed(cases, 6)}.")
-    tested = table[verdicts(table).isin(ALT_VERDICTS[:3])]
+    tested = table[table["alt_test"].isin([PASSES, PASSES_SHUFFLED, FAILS])]
     if len(tested):
         counts = tested["alt_test"].value_counts()
         passing = ranked[ranked["cells_alt_pass"] > 0].sort_values("cells_alt_pass", ascending=False, kind="stable")
-        cells = passing["cells_alt_pass"].map(lambda count: f" ({count} cell{'s' * (count != 1)})")
-        named = f": {listed(list(passing['label'] + cells))}" if len(passing) else ""
-        text += (f" The Alternative Annotator Test (may it replace a rater?) passes in "
-                 f"{counts.get(ALT_VERDICTS[0], 0)} of {len(tested)} tested cells where no shuffle of the scores "
-                 f"passes too{named}; "
-                 f"{counts.get(ALT_VERDICTS[1], 0)} more pass as shuffled scores do, which says nothing.")
+        passed_in = passing["cells_alt_pass"].map(lambda count: f" ({count} cell{'s' * (count != 1)})")
+        named = f": {listed(list(passing['label'] + passed_in))}" if len(passing) else ""
+        text += (f" The Alternative Annotator Test (may it replace a rater?) passes in {counts.get(PASSES, 0)} of "
+                 f"{len(tested)} tested cells where no shuffle of the scores passes too{named}; "
+                 f"{counts.get(PASSES_SHUFFLED, 0)} more pass as shuffled scores do, which says nothing.")
     unmapped = table.loc[table["term_source"] == "unmapped"].drop_duplicates(["dataset", "criterion"])
     if len(unmapped):
         text += (f" Unmapped criteria (kept under their own names): "
