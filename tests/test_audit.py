@@ -93,7 +93,7 @@ def test_layered_profile_overrides_switches(tmp_path):
     profile = tmp_path / "profile.yaml"
     profile.write_text("analysis: {borda_ties: ordinal}\n")
     config = {"analysis": {"system_ties": "merged", "system_coefficients": "vectorised", "borda_ties": "average",
-                           "orientation": "oriented"},
+                           "orientation": "oriented", "system_means_unit": "story"},
               "reanalysis": {"top_k_metrics": None, "system_ties": "merged"}}
     values = audit.switch_values(audit.layered(config, profile))
     assert values["analysis.borda_ties"] == "ordinal" and config["analysis"]["borda_ties"] == "average"

@@ -39,7 +39,9 @@ def test_system_means_best_and_overlap():
     assert bool(means.loc[("Relevance", "B"), "within_ci"])  # 4.0 +- wide CI overlaps A's
     assert not bool(means.loc[("Relevance", "C"), "within_ci"])
     assert means.loc[("Average", "C"), "mean"] == pytest.approx(1.25)
-    assert means.loc[("Relevance", "A"), "n"] == 4
+    assert means.loc[("Relevance", "A"), "n"] == 2  # two stories (of two ratings each): the default unit
+    assert system_means(stories, ratings, unit="rating").set_index(["criterion", "system"]).loc[
+        ("Relevance", "A"), "n"] == 4
 
 
 def test_released_tab4_human_best(hanna_mirror, released):
@@ -48,7 +50,10 @@ def test_released_tab4_human_best(hanna_mirror, released):
     ratings = read_rater_ratings(hanna_mirror / "hanna_metric_scores_llm.csv", released.human_scores)
     means = system_means(released.stories, ratings)
     assert (means.loc[means.best, "system"] == "Human").all()
-    assert (means["n"] == 288).all()  # 96 stories x 3 raters
+    assert (means["n"] == 96).all() and (means["unit"] == "story").all()  # the interval over 96 story means
+    ratings_unit = system_means(released.stories, ratings, unit="rating")
+    assert (ratings_unit["n"] == 288).all()  # 96 stories x 3 raters, HANNA's Tab. 4
+    assert np.allclose(ratings_unit["mean"], means["mean"], rtol=0, atol=1e-12)  # three raters a story: same means
     human = means[(means.system == "Human") & (means.criterion == "Relevance")].iloc[0]
     direct = ratings.merge(released.stories, on="story_id").query("system == 'Human' and criterion == 'Relevance'")[
         "rating"

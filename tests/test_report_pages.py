@@ -132,7 +132,7 @@ def test_captions_say_only_what_is_true_of_the_set():
     own = filled_captions(caption_facts(POOLED_SHAPE, False, False, "", ["none"]))
     for phrase in HANNA_ONLY:
         assert phrase not in own, phrase
-    assert "Story level: the correlation over all stories at once (pooled" in own and "There is no system level" in own
+    assert "Story level: the correlation over all stories at once (these tables pool" in own and "There is no system level" in own
     assert "per criterion and grouping (none: all stories at once)" in own and "judge" not in own.lower()
     assert "one figure per criterion and level (story)" in own and "Tab. 5 (Pearson) and Tab. 8 (story level)" in own
     assert "*System*" not in own and "*Story*, the only level here" in own
@@ -411,10 +411,25 @@ def test_tab4_marks_as_hanna_prints_them(tmp_path):
     assert "<td>4.20 [4.00, 4.40]</td>" in text and "\\" not in text
 
 
+def design_summary() -> pd.DataFrame:
+    """Two criteria of a design's answer (storyeval.stats.answer's summary columns)."""
+    row = {"level": "story", "statistic": "item", "statistic_words": "within each prompt", "resampled": "prompts",
+           "stories": 960, "writers": 10, "raters": 3, "best_low": 0.3, "best_high": 0.7, "writer_baseline": 0.2,
+           "writer_baseline_pooled": 0.3, "length_baseline": 0.1, "ceiling": 0.8, "top_size": 1, "columns": 4,
+           "kendall_best": "chrF", "kendall_best_tau": 0.3, "against_direction": ""}
+    return pd.DataFrame([
+        {**row, "criterion": "Flow", "verdict": "chrF leads", "best": "chrF", "best_r": 0.5, "best_judge": "Judge",
+         "best_judge_r": 0.4},
+        {**row, "criterion": "Wit", "verdict": "Judge leads", "best": "Judge", "best_r": 0.6, "best_judge": "Judge",
+         "best_judge_r": 0.6, "against_direction": "BLEU -0.30"},
+    ])
+
+
 def test_the_landing_page_states_the_answers(tmp_path):
     """The audit's headline and, per grouping and criterion, the best metric and LLM judge with their clusters
     and how often a judge leads, on the landing page; the report's tab names storyeval and the dataset."""
     from storyeval.audit import landing_text
+    from storyeval.plots.answer import answer_text
     from storyeval.plots.pages import best_answer
     from storyeval.workflow.report import retitle
 
@@ -429,12 +444,19 @@ def test_the_landing_page_states_the_answers(tmp_path):
     audit = pd.DataFrame({"status": ["exact"] * 3 + ["within printed precision", "explained deviation"],
                           "default_status": ["exact"] * 2 + ["explained deviation"] * 3})
     (tmp_path / "audit.rst").write_text(landing_text(audit))
-    full = landing(tmp_path, {"hanna, released scores": {"Figures": ["meta_best.html"]},
+    (tmp_path / "answer.rst").write_text(answer_text(design_summary(), "hanna, released scores", "HANNA's design"))
+    full = landing(tmp_path, {"hanna, released scores": {"Figures": ["meta_best.html"], "Answer": ["answer.html"]},
                               "Reproduction audit": {"Tables": ["audit.html"]}})
     assert "Reproduction audit: 3 of 5 published numbers reproduced exactly (1 more within printed precision), " \
            "1 explained, 0 unexplained" in full
-    assert "Flow chrF 0.500 (cluster 1) > Judge 0.400 (cluster 2); Wit Judge 0.600 (cluster 1) > BLEU 0.300" in full
-    assert "An LLM judge leads 1 of 2 cells, a metric 1; an LLM judge is in the best cluster in 1." in full
+    # the design's answer leads; meta_best's pooled per-grouping answer stays on its own page
+    assert "which metric agrees with the humans, for this design" in full and "(HANNA's design)" in full
+    assert "Flow: chrF leads; best chrF +0.50 [+0.30, +0.70]; best LLM judge Judge +0.40" in full
+    assert "human ceiling 0.80; top cluster 1 of 4 columns (BH over the 4)" in full
+    assert "Flow chrF 0.500 (cluster 1) > Judge 0.400" not in full
+    answer = best_answer(best, "hanna, released scores", "pearson")
+    assert "Flow chrF 0.500 (cluster 1) > Judge 0.400 (cluster 2); Wit Judge 0.600 (cluster 1) > BLEU 0.300" in answer
+    assert "An LLM judge leads 1 of 2 cells, a metric 1; an LLM judge is in the best cluster in 1." in answer
     assert "Tab. 7" in full
     own = landing(tmp_path, {"mine, computed scores": {"Figures": ["meta_best.html"]}})  # judges configured for it
     assert "which LLM judge configured for this dataset" in own and "Tab. 7" not in own

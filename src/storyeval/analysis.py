@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from storyeval.criteria import ordered_criteria
+from storyeval.criteria import AVERAGE, SCALED_AVERAGE, ordered_criteria
 from storyeval.data.registry import marked_labels
 from storyeval.data.scoreset import Cube
 from storyeval.io import FLOAT_FORMAT
@@ -98,34 +98,61 @@ def rankings(correlations: pd.DataFrame, registry: pd.DataFrame, top_k: int, bor
             with_labels(borda(table, groups, borda_ties, orientation), registry))
 
 
-def system_means(stories: pd.DataFrame, ratings: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
-    """HANNA Tab. 4: per system and criterion, the mean of the individual rater scores and its t interval.
+SYSTEM_MEANS_UNITS = ("story", "rating")  # config analysis.system_means_unit
 
-    'Average' is each rater's mean over the criteria (HANNA's six, or the dataset's) for a story. The best
-    system of a column is marked, and every system whose interval overlaps the
-    best one's (best included) is marked `within_ci`.
+
+def criterion_scales(ratings: pd.DataFrame, scale=None) -> dict[str, tuple[float, float]]:
+    """Each criterion's scale (low, high): the dataset's declared `scale` [min, max], one for every criterion,
+    else the criterion's lowest and highest rating."""
+    if scale is not None:
+        return {criterion: (float(scale[0]), float(scale[1])) for criterion in set(ratings["criterion"])}
+    bounds = ratings.groupby("criterion")["rating"].agg(["min", "max"])
+    return {criterion: (float(low), float(high)) for criterion, low, high in bounds.itertuples()}
+
+
+def average_ratings(table: pd.DataFrame, scales: dict[str, tuple[float, float]]) -> pd.DataFrame | None:
+    """Each rater's mean over the criteria of a story (criterion AVERAGE) where every criterion has one scale;
+    else over the criteria scaled to [0, 1] by their scales (SCALED_AVERAGE); None where a scale has no width."""
+    one_scale = len(set(scales.values())) == 1
+    if not one_scale and any(high <= low for low, high in scales.values()):
+        return None
+    rating = table["rating"]
+    if not one_scale:
+        low = table["criterion"].map({criterion: low for criterion, (low, _) in scales.items()})
+        high = table["criterion"].map({criterion: high for criterion, (_, high) in scales.items()})
+        rating = (rating - low) / (high - low)
+    average = table.assign(rating=rating).groupby(["system", "story_id", "rater"], sort=False)["rating"].mean()
+    return average.reset_index().assign(criterion=AVERAGE if one_scale else SCALED_AVERAGE)
+
+
+def system_means(stories: pd.DataFrame, ratings: pd.DataFrame, level: float = 0.95, unit: str = "story",
+                 scale=None) -> pd.DataFrame:
+    """HANNA Tab. 4: per system and criterion, the mean rating and its Student-t interval.
+
+    `unit` story: the interval is over the system's story means (a rater's ratings of one story are not
+    independent draws); rating: over the individual ratings as if independent (Chhun et al. 2022). The mean over
+    the criteria (`average_ratings`) is plain only where they share a scale (`criterion_scales`, `scale` the
+    dataset's declared one). The best system of a column is marked, and every system whose interval overlaps the
+    best one's (best included) `within_ci`. Rows: criteria, then systems in the order of `stories`.
     """
+    if unit not in SYSTEM_MEANS_UNITS:
+        raise ValueError(f"system_means unit {unit!r}: use one of {', '.join(SYSTEM_MEANS_UNITS)}")
     table = ratings.merge(stories[["story_id", "system"]], on="story_id")
     criteria = ordered_criteria(table["criterion"])
-    average = table.groupby(["system", "story_id", "rater"], sort=False)["rating"].mean().reset_index()
-    average["criterion"] = "Average"
-    table = pd.concat([table, average], ignore_index=True)
-    order = list(dict.fromkeys(stories["system"]))
+    average = average_ratings(table, criterion_scales(table, scale))
+    if average is not None:
+        table = pd.concat([table, average], ignore_index=True)
+        criteria.append(average["criterion"].iloc[0])
+    if unit == "story":
+        table = table.groupby(["criterion", "system", "story_id"], sort=False)["rating"].mean().reset_index()
+    values = {key: group.to_numpy() for key, group in table.groupby(["criterion", "system"], sort=False)["rating"]}
     rows = []
-    for criterion in criteria + ["Average"]:
-        for system in order:
-            values = table.loc[(table["system"] == system) & (table["criterion"] == criterion), "rating"]
-            mean, low, high = t_interval(values.to_numpy(), level)
-            rows.append(
-                {
-                    "system": system,
-                    "criterion": criterion,
-                    "mean": mean,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "n": len(values),
-                }
-            )
+    for criterion in criteria:
+        for system in dict.fromkeys(stories["system"]):
+            column = values.get((criterion, system), np.array([]))
+            mean, low, high = t_interval(column, level)
+            rows.append({"system": system, "criterion": criterion, "mean": mean, "ci_low": low, "ci_high": high,
+                         "n": len(column), "unit": unit})
     frame = pd.DataFrame(rows)
     best_index = frame.groupby("criterion", sort=False)["mean"].idxmax()
     frame["best"] = frame.index.isin(best_index)

@@ -22,7 +22,7 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from storyeval.analysis import as_written, rankings, system_variant
+from storyeval.analysis import as_written, rankings, system_means, system_variant
 from storyeval.data.load import needs_exact_means, reanalysis_recomputes
 from storyeval.data.registry import RELEASED_RATERS, resolve_metrics
 from storyeval.data.scoreset import Cube
@@ -45,6 +45,9 @@ SWITCHES = {
                             "against its own direction ranks low instead of high",
     "analysis.borda_ties": "HANNA's Borda points order equal |r| by numpy's 2022 quicksort "
                            "(analysis.borda_ties: ordinal), storyeval shares average ranks by default",
+    "analysis.system_means_unit": "HANNA's Tab. 4 averages every rating alike (analysis.system_means_unit: rating), "
+                                  "storyeval averages the story means (a story's raters are not independent), "
+                                  "which weigh a story with fewer raters as much as one with more",
     "reanalysis.system_ties": "Mendras & Nietge's system means keep the real ties that HANNA's floats broke "
                               "(reanalysis.system_ties: merged while analysis.system_ties is authors)",
     "reanalysis.top_k_metrics": "Mendras & Nietge ranked only the 17 metrics of HANNA's notebook "
@@ -83,6 +86,10 @@ class Inputs:
     icc: pd.DataFrame
     reference_system: str  # left out of Tab. 4's '*' (the best generated system)
     top_k_criteria: tuple[str, ...]  # Mendras & Nietge's criteria (config reanalysis.top_k_criteria)
+    # stories.csv and rater_ratings.csv: Tab. 4 recomputed under each analysis.system_means_unit; None: the
+    # workflow's system_means.csv under every setting.
+    stories: pd.DataFrame | None = None
+    ratings: pd.DataFrame | None = None
 
 
 def read_paper_values(path: str | Path) -> dict:
@@ -182,7 +189,8 @@ def reproduce(inputs: Inputs, switches: Mapping[str, object], cache: dict | None
     workflow's rules call: the story level from the workflow's correlations, the system level recomputed
     (`analysis.system_variant`, ten systems: cheap; `cache` keeps each variant) and stored as correlations.csv
     stores it, the rankings (`analysis.rankings`) and Mendras & Nietge's tables (`stats.reanalysis.mendras_nietge`)
-    on its system level (the papers' tables are at system level), or on their own as rule reanalyses recomputes it."""
+    on its system level (the papers' tables are at system level), or on their own as rule reanalyses recomputes it,
+    and Tab. 4's system means (`analysis.system_means`) where `inputs` has the ratings."""
     cache = {} if cache is None else cache
     backend = switches["analysis.system_coefficients"]
 
@@ -208,6 +216,11 @@ def reproduce(inputs: Inputs, switches: Mapping[str, object], cache: dict | None
         None if subset is None else resolve_metrics(subset, inputs.registry, "reanalysis.top_k_metrics"),
     )
 
+    unit = switches.get("analysis.system_means_unit")
+    if inputs.ratings is not None and ("means", unit) not in cache:
+        cache["means", unit] = system_means(inputs.stories, inputs.ratings, unit=unit)
+    means = cache.get(("means", unit), inputs.system_means)
+
     def ranked(frame, keys, value="abs_r", scale=100):
         return {
             key: Ranked([labels[m] for m in group["metric"]], list(scale * group[value]))
@@ -220,6 +233,7 @@ def reproduce(inputs: Inputs, switches: Mapping[str, object], cache: dict | None
         "mendras": ranked(top_k, ["coefficient", "criterion"]),
         "borda": ranked(counts[counts["level"] != "global"], "level", "borda", 1),
         "wilcoxon": agreement.set_index(["criterion", "coefficient_a", "coefficient_b"])["wilcoxon_statistic"],
+        "system_means": means,
     }
 
 
@@ -279,7 +293,7 @@ def hanna_tab4(name, spec):
 
     def mean(system, criterion):
         def ours(repro, inputs):
-            means = inputs.system_means
+            means = repro.get("system_means", inputs.system_means)
             hit = means[(means["system"] == system) & (means["criterion"] == criterion)]["mean"]
             return float(hit.iloc[0]) if len(hit) else None
 
@@ -287,7 +301,7 @@ def hanna_tab4(name, spec):
 
     def best(system, criterion):  # '*': the best generated system of a column (the human reference left out)
         def grade(repro, inputs):
-            means = inputs.system_means
+            means = repro.get("system_means", inputs.system_means)
             column = means[(means["criterion"] == criterion) & (means["system"] != inputs.reference_system)]
             column = column.set_index("system")["mean"]
             if system not in column.index:
@@ -518,6 +532,16 @@ def _subset_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mappin
     return all(len(ranked.labels) == len(inputs.registry) > 17 for ranked in runs["default"]["mendras"].values())
 
 
+def _unit_claim(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> bool:
+    """Some system's stories have unequal numbers of raters on a criterion: only there do the mean of its story
+    means and the mean of its ratings differ."""
+    if inputs.ratings is None:
+        return False
+    counts = inputs.ratings.merge(inputs.stories[["story_id", "system"]], on="story_id")
+    counts = counts.groupby(["system", "criterion", "story_id"]).size()
+    return bool((counts.groupby(["system", "criterion"]).nunique() > 1).any())
+
+
 def claims_hold(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping) -> dict[str, bool]:
     """Whether each switch's sentence in SWITCHES is true of this run, checked on its numbers: an explanation
     that names a switch is only given when its claim holds."""
@@ -527,6 +551,7 @@ def claims_hold(inputs: Inputs, default: Mapping, runs: Mapping, cache: Mapping)
         "analysis.borda_ties": _borda_ties_claim(inputs, default, runs, cache),
         "analysis.orientation": _orientation_claim(inputs, default, runs, cache),
         "reanalysis.top_k_metrics": _subset_claim(inputs, default, runs, cache),
+        "analysis.system_means_unit": _unit_claim(inputs, default, runs, cache),
     }
 
 

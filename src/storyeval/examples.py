@@ -126,3 +126,52 @@ def write_crowd(folder: str | Path, seed: int = 2026) -> dict[str, Path]:
         paths[CROWD_TASKS[criterion]] = folder / CROWD_TASKS[criterion]
         frame.to_csv(paths[CROWD_TASKS[criterion]], index=False, lineterminator="\n")
     return paths
+
+
+def writer_groups(seed: int = 2026, writers: int = 13, per_writer: int = 5) -> pd.DataFrame:
+    """Thirteen writers, one prompt, five stories each, raters in five groups of two: group g rated story g of
+    every writer (a workshop's design). One row per story and rater; Overall on 1-10.
+
+    Planted: a writer's level (N(0, 1.2)) and each story's own quality (N(0, 0.6)) set the ratings; a story's
+    length follows its writer's level only, so length ranks writers but not one writer's stories."""
+    rng = np.random.default_rng(seed)
+    level = rng.normal(0, 1.2, writers)
+    rows = []
+    for writer in range(writers):
+        for sample in range(per_writer):
+            quality = level[writer] + rng.normal(0, 0.6)
+            length = int(np.clip(80 + 20 * level[writer] + rng.normal(0, 15), 20, None))
+            text = " ".join(rng.choice(WORDS, length)).capitalize() + "."
+            for rater in range(2):
+                score = int(np.clip(np.rint(5.5 + 1.5 * quality + rng.normal(0, 1.0)), 1, 10))
+                rows.append({"story": f"writer{writer + 1:02d}-{sample + 1}", "writer": f"writer{writer + 1:02d}",
+                             "prompt": "plan 7", "text": text, "annotator": f"group{sample + 1}-r{rater + 1}",
+                             "overall": score})
+    return pd.DataFrame(rows)
+
+
+def annotator_slots(seed: int = 2026, stories: int = 483) -> pd.DataFrame:
+    """One group of stories, each rated by 2-5 annotators whose ids are per-story slots (annot0 .. annot4, as
+    releases with a list of scores per story have them). One row per story and slot; Coherence on 1-5.
+
+    Planted: repetition (a story that repeats its words) goes with higher coherence here, against the declared
+    direction of Repetition-1 (lower is better)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for index in range(stories):
+        quality = rng.normal(0, 1)
+        pool = list(rng.choice(WORDS, int(np.clip(14 - 4 * quality + rng.normal(0, 3), 3, 30)), replace=False))
+        text = " ".join(rng.choice(pool, 30)).capitalize() + "."
+        for slot in range(int(rng.integers(2, 6))):
+            score = int(np.clip(np.rint(3 + 0.8 * quality + rng.normal(0, 0.8)), 1, 5))
+            rows.append({"id": f"s{index:03d}", "text": text, "annotator": f"annot{slot}", "coherence": score})
+    return pd.DataFrame(rows)
+
+
+def write_designs(folder: str | Path, seed: int = 2026) -> dict[str, Path]:
+    """`writer_groups` and `annotator_slots` as groups.csv and slots.csv under `folder` (config/examples/)."""
+    folder = Path(folder)
+    paths = {"groups.csv": folder / "groups.csv", "slots.csv": folder / "slots.csv"}
+    writer_groups(seed).to_csv(paths["groups.csv"], index=False, lineterminator="\n")
+    annotator_slots(seed).to_csv(paths["slots.csv"], index=False, lineterminator="\n")
+    return paths

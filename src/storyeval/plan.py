@@ -149,6 +149,13 @@ def paired_targets(base: str, shape: Mapping) -> list[str]:
     return [f"{base}/tables/paired_accuracy.md", report_page(base, "paired_accuracy")] if shape["paired"] else []
 
 
+def agreement_targets(base: str, shape: Mapping) -> list[str]:
+    """Human agreement's report pages and the landing page's paragraph (rule agreement_pages) of a set with
+    per-rater ratings."""
+    return [*(report_page(base, name) for name in ("agreement", "alt_test")),
+            f"{base}/report/agreement.rst"] if shape["raters"] else []
+
+
 # What the rule files ask of these for a run: the config's figures and tables, their families (one rule each in
 # figures.smk, named fig_<family> and tables_<family>), their files, inputs and settings.
 

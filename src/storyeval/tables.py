@@ -5,15 +5,29 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from storyeval.criteria import ordered_criteria
+from storyeval.criteria import AVERAGE, AVERAGES, SCALED_AVERAGE, ordered_criteria
 
 COEFFICIENT_NAMES = {"kendall": "Kendall", "spearman": "Spearman", "pearson": "Pearson"}
 
 
+def best_first(means: pd.DataFrame) -> list[str]:
+    """The systems of a system_means table best first: by their mean over the criteria (its AVERAGES row), else
+    by their mean rank over the criteria; equal ones (and NaN, last) in the table's order."""
+    systems = list(dict.fromkeys(means["system"]))
+    averages = [name for name in AVERAGES if name in set(means["criterion"])]
+    if averages:
+        key = -means[means["criterion"] == averages[0]].set_index("system")["mean"]
+    else:
+        grid = means.pivot(index="system", columns="criterion", values="mean")
+        key = grid.rank(ascending=False).mean(axis=1)
+    key = key.reindex(systems)
+    return [systems[i] for i in np.argsort(key.fillna(np.inf).to_numpy(), kind="stable")]
+
+
 def tab4_system_means(means: pd.DataFrame, reference_system: str | None = None) -> pd.DataFrame:
-    """Systems x (criteria + Average): `mean [ci_low, ci_high]`, marked as HANNA prints them among the generated
-    systems (the human reference left out): ** bold and * the best generated system of a column, italic a system
-    whose interval overlaps the best one's."""
+    """Systems (best first, `best_first`) x (criteria + their mean): `mean [ci_low, ci_high]`, marked as HANNA prints
+    them among the generated systems (the human reference left out): ** bold and * the best generated system of a
+    column, italic a system whose interval overlaps the best one's."""
     means = means.reset_index(drop=True)
     generated = means["system"] != reference_system
     best_index = means[generated].groupby("criterion", sort=False)["mean"].idxmax()
@@ -28,9 +42,22 @@ def tab4_system_means(means: pd.DataFrame, reference_system: str | None = None) 
 
     frame = means.assign(cell=[cell(row, b, o) for (_, row), b, o in zip(means.iterrows(), is_best, overlaps)])
     table = frame.pivot(index="system", columns="criterion", values="cell")
-    criteria = ordered_criteria(means.loc[means["criterion"] != "Average", "criterion"])
-    table = table.loc[list(dict.fromkeys(means["system"])), criteria + ["Average"]]
+    averages = [name for name in AVERAGES if name in set(means["criterion"])]
+    criteria = ordered_criteria(means.loc[~means["criterion"].isin(AVERAGES), "criterion"])
+    table = table.loc[best_first(means), criteria + averages]
     return table.rename_axis(columns=None).reset_index().rename(columns={"system": "System"})
+
+
+def tab4_note(means: pd.DataFrame) -> str:
+    """What Tab. 4's title adds of its system_means table: the unit of its intervals, the order of its systems and,
+    where the criteria have different scales, how their mean was taken or why it is left out."""
+    unit = means["unit"].iloc[0] if "unit" in means and len(means) else "rating"
+    words = {"story": "intervals over story means", "rating": "intervals over the individual ratings"}
+    criteria = set(means["criterion"])
+    average = ("; criteria on different scales: Average over each criterion scaled to [0, 1]"
+               if SCALED_AVERAGE in criteria else "" if AVERAGE in criteria
+               else "; criteria on different scales, one without spread: no Average")
+    return f"; {words.get(unit, unit)}; systems best first{average}"
 
 
 def _cells(top: pd.DataFrame) -> pd.Series:

@@ -26,3 +26,36 @@ rule agreement:
         agreement=config["agreement"],
     script:
         "../scripts/agreement.py"
+
+
+# The report's pages of both tables, and the paragraph on them that the landing page shows.
+rule agreement_pages:
+    input:
+        agreement="results/{dataset}/{scoreset}/agreement.csv",
+        alt_test="results/{dataset}/{scoreset}/alt_test.csv",
+        agreement_caption=caption_file("agreement"),
+        alt_test_caption=caption_file("alt_test"),
+    output:
+        agreement=report_entry(
+            plan.report_page("results/{dataset}/{scoreset}", "agreement"),
+            "agreement",
+            "Tables",
+            table_labels("agreement"),
+        ),
+        alt_test=report_entry(
+            plan.report_page("results/{dataset}/{scoreset}", "alt_test"),
+            "alt_test",
+            "Tables",
+            table_labels("alt_test"),
+        ),
+        landing="results/{dataset}/{scoreset}/report/agreement.rst",
+    log:
+        "logs/agreement_pages/{dataset}/{scoreset}.log",
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("agreement_pages.py"),
+        alt_test=config["agreement"]["alt_test"],
+        facts=caption_facts,
+    script:
+        "../scripts/agreement_pages.py"

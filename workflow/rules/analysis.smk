@@ -1,6 +1,6 @@
 # Correlations, system means and rankings of one score set of one dataset. The switches of config analysis
-# (system_ties, system_coefficients, borda_ties; config/paper-exact.yaml sets the papers' artefacts) are params of
-# the package functions these rules call; what the rules read: storyeval.workflow.analysis.
+# (system_ties, system_coefficients, borda_ties, system_means_unit; config/paper-exact.yaml sets the papers'
+# artefacts) are params of the package functions these rules call; what the rules read: storyeval.workflow.analysis.
 
 
 rule correlations:
@@ -40,6 +40,8 @@ rule system_means:
     params:
         sources=script_digest("system_means.py"),
         confidence=config["analysis"]["confidence"],
+        unit=config["analysis"]["system_means_unit"],
+        scale=lambda wildcards: config["datasets"].get(wildcards.dataset, {}).get("scale"),  # declared, if any
     script:
         "../scripts/system_means.py"
 

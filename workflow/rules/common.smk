@@ -31,6 +31,7 @@ from storyeval.neural.placement import gpu_jobs, gpu_visible, job_threads
 from storyeval.metrics import catalog
 from storyeval.plots.pages import TABLE_CAPTIONS, figure_caption, figure_labels, table_labels
 from storyeval import plan
+from storyeval.stats import design
 from storyeval.sources import Digests, Specs, module_sources
 from storyeval.workflow import analysis as workflow_analysis
 from storyeval.workflow import judges as workflow_judges

@@ -93,6 +93,8 @@ rule about_dataset:
     params:
         reference_system=dataset_reference_system,
         facts=caption_facts,
+        layout=lambda wildcards: declared_design(wildcards)[0],
+        groups=lambda wildcards: declared_design(wildcards)[1],
         sources=script_digest("about.py"),
     script:
         "../scripts/about.py"

@@ -9,6 +9,7 @@ localrules:
     storyer_figure,
     audit,
     benchmark_table,
+    agreement_pages,
 
 
 # The figure and table families of figures.smk, one rule each (fig_*, tables_*), named from the configured datasets.

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from storyeval.io import log_to, read_table
 from storyeval.plots.pages import about_text, write_about_page
+from storyeval.stats.design import infer_design
 
 log = log_to(snakemake.log[0])
 out, wildcards = snakemake.output, snakemake.wildcards
@@ -17,6 +18,11 @@ text = about_text(
     snakemake.params.reference_system,
     snakemake.params.facts["levels"],
 )
+ratings = read_table(snakemake.input.ratings, [])
+design = infer_design(read_table(snakemake.input.stories, ["story_id", "prompt_id", "system"]),
+                      ratings if "rater" in ratings else None, snakemake.params.layout, snakemake.params.groups,
+                      snakemake.params.reference_system)
+text = text.rstrip("\n") + f" Design: {design.describe()}.\n"
 Path(out.text).write_text(text, encoding="utf-8")
 write_about_page(out.page, out.text, f"{wildcards.dataset}, {wildcards.scoreset} scores: the data")
 log.info("%s", text.strip())

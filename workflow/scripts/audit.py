@@ -22,7 +22,8 @@ correlations = correlations[correlations["kind"].isin(["criteria", "metric_crite
 data = audit.Inputs(humans, metrics, registry, correlations,
                     read_table(inputs.system_means, ["system", "criterion", "mean"]),
                     read_table(inputs.icc, ["criterion", "form", "icc", "ci_low", "ci_high", "layout"]),
-                    params.reference_system, tuple(params.config["reanalysis"]["top_k_criteria"]))
+                    params.reference_system, tuple(params.config["reanalysis"]["top_k_criteria"]),
+                    stories, read_table(inputs.ratings, ["story_id", "criterion", "rater", "rating"]))
 default = audit.schema_defaults(yaml.safe_load(open(inputs.schema, encoding="utf-8")))
 profile = audit.switch_values(audit.layered(params.config, inputs.profile))
 table = audit.audit(audit.read_paper_values(inputs.paper_values), data, default, profile)

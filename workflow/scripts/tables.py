@@ -38,6 +38,8 @@ for name in params.tables:
     title = TABLES[name][1]
     if "orientation" in params.keys() and TABLE_CAPTIONS[name] in ("top_metrics", "borda", "kemeny"):
         title = f"{title}; {ORIENTATION_NOTES[params.orientation]}"
+    if name == "tab4_system_means":  # the unit of its intervals, its order, its mean over the criteria
+        title += tables.tab4_note(read("system_means"))
     csv, md = snakemake.output[f"{name}_csv"], snakemake.output[f"{name}_md"]
     write_csv(table, csv)
     table = for_reading(table)  # the page and the Markdown for people: headers as words, no slugs, p-values read

@@ -13,7 +13,10 @@ texts = read_table(snakemake.input.texts, ["story_id", "prompt_id", "system"])
 stories = analysis_stories(texts)
 # Who wrote each story, also where the stories form one group (each its own "system"): the within-system
 # correlations of the confounds table group by it.
-stories["writer"] = texts["system"].fillna(texts["story_id"])
+written = texts["writer"] if "writer" in texts else texts["system"]  # storyeval.text.fit keeps the writer
+stories["writer"] = written.fillna(texts["story_id"])
+# the prompt as the data have it (empty: none), for the design: its given id where the analyses numbered it
+stories["given_prompt"] = texts["prompt_label"] if "prompt_label" in texts else texts["prompt_id"]
 write_csv(stories, snakemake.output.stories)
 human = read_table(snakemake.input.text_human, ["story_id", "criterion", "score"], round_trip=True)
 write_csv(human, snakemake.output.human, float_format=None)  # every bit: system means compare these for ties

@@ -53,7 +53,8 @@ def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
     per_rater = any(isinstance(value, list) for value in layouts.criterion_columns(columns).values())
     rated = bool(criteria) or layout == "long"  # layout long: the criterion column's values, read from the file
     raters = (bool(columns.get("rater")) or per_rater) and rated
-    return Dataset(kind="table", load=load, texts=frozenset(texts),
+    layout_of_raters = entry.get("rater_layout", "rater")
+    return Dataset(kind="table", load=load, texts=frozenset(texts), rater_layout=layout_of_raters,
                    prompts=bool(columns.get("prompt_id") or columns.get("prompt")), systems=bool(columns.get("system")),
                    raters=raters, criteria=criteria, reference_system=entry.get("reference_system"),
                    criteria_map=entry.get("criteria_map") or {})

@@ -46,6 +46,8 @@ METRIC_KINDS = ["metric_criteria", "metric_metric", "williams", "bootstrap_f1"] 
 COEFFICIENTS = {"kendall": "Kendall τ", "spearman": "Spearman ρ", "pearson": "Pearson r"}
 TABLES = {  # name -> (number or name in the papers, title of the table), in the papers' order
     "tab3_icc": ("Tab. 3", "Tab. 3: intraclass correlation per criterion (95 % CI), by rater layout"),
+    "agreement": ("Agreement", "Human agreement: Krippendorff's alpha and the human ceiling per criterion"),
+    "alt_test": ("Alt-test", "May a metric replace a rater? The Alternative Annotator Test per metric and criterion"),
     "tab4_system_means": ("Tab. 4", "Tab. 4: mean rating per system (95 % CI); bold and *: best generated system, "
                                     "italic: CI overlaps it"),
     "tab5_top3_pearson": ("Tab. 5", "Tab. 5: top metrics per criterion by Pearson r (%)"),
@@ -72,6 +74,8 @@ ORIENTATION_NOTES = {"oriented": "ranked by r after orientation (a lower-is-bett
 # The caption (workflow/report/<name>.rst) of each kind of table: what its numbers are.
 TABLE_CAPTIONS = {
     "tab3_icc": "icc",
+    "agreement": "agreement",
+    "alt_test": "alt_test",
     "tab4_system_means": "system_means",
     "tab5_top3_pearson": "top_metrics",
     "tab6_borda": "borda",
@@ -105,13 +109,23 @@ PAIRED_HEADERS = {"criterion": "Criterion", "label": "Metric", "accuracy": "Accu
                   "accuracy_low": "Accuracy CI low", "accuracy_high": "Accuracy CI high",
                   "calibrated": "Tie-calibrated", "calibrated_low": "Calibrated CI low",
                   "calibrated_high": "Calibrated CI high", "epsilon": "Epsilon", "metric_ties": "Metric ties",
-                  "human_ties": "Human ties", "pairs": "Pairs"}
+                  "human_ties": "Human ties", "pairs": "Pairs", "beats_chance": "Beats chance",
+                  "beats_system": "Beats better system"}
 
 
 def paired_view(table: pd.DataFrame) -> pd.DataFrame:
-    """The paired accuracies for people (storyeval.stats.paired): per criterion, the best tie-calibrated first."""
-    ordered = table.assign(order=table.groupby("criterion", sort=False).ngroup())
-    ordered = ordered.sort_values(["order", "calibrated", "label"], ascending=[True, False, True], kind="stable")
+    """The paired accuracies for people (storyeval.stats.paired): per criterion, the best tie-calibrated first,
+    then the baselines' rows (their flags empty)."""
+    from storyeval.stats.paired import BASELINES
+
+    words = {True: "yes", False: "no", "True": "yes", "False": "no"}
+    flags = {column: table[column].map(words).fillna("") for column in ("beats_chance", "beats_system")
+             if column in table}
+    place = {slug: rank for rank, slug in enumerate(BASELINES, 1)}  # metrics 0, then the baselines in order
+    ordered = table.assign(order=table.groupby("criterion", sort=False).ngroup(),
+                           baseline=table["metric"].map(place).fillna(0) if "metric" in table else 0, **flags)
+    ordered = ordered.sort_values(["order", "baseline", "calibrated", "label"], ascending=[True, True, False, True],
+                                  kind="stable")
     return readable(ordered, PAIRED_HEADERS)
 
 
@@ -194,16 +208,28 @@ GROUPINGS = {"none": "none: all stories at once", "item": "item: per prompt, ave
              "system": "system: the systems' mean scores"}
 
 
-def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, groupings: Sequence[str]) -> dict[str, str]:
+# Tab. 4's intervals (config analysis.system_means_unit), in its caption's words.
+MEANS_UNITS = {
+    "story": "as the mean of its story means (each story's mean over its raters), with the t-distribution 95 % "
+             "confidence interval over those story means: the story is the unit, since a rater's ratings of one "
+             "story are not independent draws (``analysis.system_means_unit: story``)",
+    "rating": "over every individual rater score, with the t-distribution 95 % confidence interval over those "
+              "ratings as if they were independent, as HANNA's Tab. 4 (``analysis.system_means_unit: rating``)",
+}
+
+
+def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, groupings: Sequence[str],
+                  means_unit: str = "story") -> dict[str, str]:
     """The sentences of the captions that depend on the score set, as it was computed (the captions insert them as
     ``{{ snakemake.params.facts.<key> }}``, for Snakemake's report and the pages alike). `shape`: its levels,
     whether its stories lie on a prompt x system grid, its criteria (Run.structure); `hanna`: HANNA's stories,
     whose human reference stories are left out; `released`: HANNA's released scores (the † of a degenerate
     release); `judges`: "released" (HANNA's TACL 2024 judges), "configured" or ""; `groupings`: the
-    meta-evaluation's groupings the set has."""
+    meta-evaluation's groupings the set has; `means_unit`: Tab. 4's interval unit (analysis.system_means_unit)."""
     levels = shape["levels"]
     story = ("for each prompt, the correlation over the systems' stories, averaged over the prompts" if shape["systems"]
-             else "the correlation over all stories at once (pooled: the stories do not lie on a prompt x system grid)")
+             else "the correlation over all stories at once (these tables pool the stories; the design's answer, "
+             "answer.csv, says which statistic this design calls for)")
     defined = [f"story level: {story}"] * ("story" in levels) + [
         "system level: the correlation of the systems' mean scores"] * ("system" in levels)
     numbered = list(shape.get("criteria", [])) == CRITERIA and len(levels) == 2  # as storyeval.plan numbers them
@@ -232,6 +258,7 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
         "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * hanna,
         "icc_paper": icc_paper() if hanna else "",
+        "means_unit": MEANS_UNITS[means_unit],
     })
 
 
@@ -467,7 +494,12 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
     prompts = stories["prompt_id"].nunique() if "prompt_id" in stories else 0
     reference = " and the human reference" if len(generated) < len(systems) else ""
     head = f"**{dataset}, {scoreset} scores.** {len(stories):,} stories"
-    if (stories["system"].astype(str) == stories["story_id"].astype(str)).all():  # a set of stories, no systems
+    writers = stories["writer"] if "writer" in stories else stories["system"]
+    named = list(dict.fromkeys(writers[writers.astype(str) != stories["story_id"].astype(str)]))
+    if (stories["system"].astype(str) == stories["story_id"].astype(str)).all() and named:  # pooled by the tables
+        parts = [f"{head} by {len(named)} writer{'s' * (len(named) != 1)} ({_names(named)}), one group in HANNA's "
+                 "tables (each story an item of its own)."]
+    elif (stories["system"].astype(str) == stories["story_id"].astype(str)).all():  # a set of stories, no systems
         parts = [f"{head}, without prompts and systems: each story is an item of its own."]
     else:
         parts = [f"{head}" + (f" written for {prompts:,} prompt{'s' * (prompts != 1)}" if prompts else "")

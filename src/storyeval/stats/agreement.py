@@ -18,7 +18,8 @@ at least as well, W_h: j at least as well); one-sided one-sample t-test of the d
 the cost-benefit margin epsilon (H0: mean >= epsilon); Benjamini-Yekutieli over the annotators at level q; the
 winning rate omega is the share of annotators whose null is rejected, and the candidate passes with omega >= 0.5;
 the advantage probability rho is the mean over annotators of the mean W_f. As in their code, instances need
-`min_humans` annotators (2) and an annotator `min_instances` instances (30, the t-test's normality) to be tested.
+`min_humans` annotators (2) and an annotator `min_instances` instances (30, the t-test's normality) to be tested;
+where nobody could be tested, `untested_reason` says why in words.
 Alignment: a metric's scale is not the rating scale, so every candidate and annotator is replaced by its ranks
 over the stories it scored (the paper's FAQ, "What if I care about ranking rather than exact scores?"), as
 percentile ranks ((rank - 0.5) / count, ties averaged) so that annotators who rated different numbers of stories
@@ -47,8 +48,8 @@ RATER_LAYOUTS = {
     "rater": "rater ids of the dataset file",
 }
 CEILING_COLUMNS = ["level", "coefficient", "ceiling", "raters", "min", "max"]
-ALT_TEST_COLUMNS = ["metric", "criterion", "omega", "rho", "passed", "epsilon", "annotators", "chance_passes",
-                    "chance_draws"]
+ALT_TEST_COLUMNS = ["metric", "criterion", "omega", "rho", "passed", "epsilon", "annotators", "raters",
+                    "chance_passes", "chance_draws", "untested_reason"]
 
 
 def reliability_matrix(ratings: pd.DataFrame, rater: str = "rater") -> np.ndarray:
@@ -125,7 +126,8 @@ def agreement_table(ratings: pd.DataFrame, stories: pd.DataFrame, systems: list,
                     coefficients: list[str], layout: str, alpha_levels: tuple[str, ...] = ("interval", "ordinal"),
                     system_ties: str = "merged", system_backend: str = "vectorised") -> pd.DataFrame:
     """Long table, one row per criterion, level and coefficient: criterion, alpha_<level> of each of
-    `alpha_levels` (over every rated story, as the ICC), level, coefficient, ceiling, raters, min, max (over the
+    `alpha_levels` (over every rated story, as the ICC), n_raters and n_stories (how many raters and stories
+    alpha counts), level, coefficient, ceiling, raters, min, max (over the
     analysed stories `stories`/`systems`: data.load.analysis_grid), layout (RATER_LAYOUTS), note (why a criterion
     has no ceiling, or which stories it left out)."""
     if layout not in RATER_LAYOUTS:
@@ -137,6 +139,7 @@ def agreement_table(ratings: pd.DataFrame, stories: pd.DataFrame, systems: list,
         subset = ratings[ratings["criterion"] == criterion]
         matrix = reliability_matrix(subset)
         alphas = {f"alpha_{level}": krippendorff_alpha(matrix, level) for level in alpha_levels}
+        alphas.update(n_raters=matrix.shape[0], n_stories=matrix.shape[1])
         cube, _ = rater_cube(subset, stories, prompts, systems)
         counts = np.isfinite(cube).sum(axis=-1)[np.isfinite(cube).any(axis=-1)]
         if not len(counts) or counts.max() < 2:
@@ -148,7 +151,8 @@ def agreement_table(ratings: pd.DataFrame, stories: pd.DataFrame, systems: list,
             note = f"{single} of {len(counts)} stories with one rating left out" if single else ""
             table = human_ceiling(cube, levels, coefficients, system_ties, system_backend)
         frames.append(table.assign(criterion=criterion, **alphas, layout=RATER_LAYOUTS[layout], note=note))
-    columns = ["criterion", *[f"alpha_{level}" for level in alpha_levels], *CEILING_COLUMNS, "layout", "note"]
+    columns = ["criterion", *[f"alpha_{level}" for level in alpha_levels], "n_raters", "n_stories", *CEILING_COLUMNS,
+               "layout", "note"]
     return pd.concat(frames, ignore_index=True)[columns] if frames else pd.DataFrame(columns=columns)
 
 
@@ -171,7 +175,8 @@ def alt_test(humans: np.ndarray, candidates: np.ndarray, epsilon: float, q: floa
              min_humans: int = 2) -> pd.DataFrame:
     """The alt-test of every candidate column: `humans` [n, R] (NaN where an annotator did not rate an
     instance), `candidates` [n, K] higher-is-better (NaN where a candidate has no value). Returns omega, rho,
-    passed and annotators (those tested) per candidate, in column order (module docstring)."""
+    passed, annotators (those tested) and instances (the most any annotator shares with the candidate) per
+    candidate, in column order (module docstring)."""
     h, c = percentile_ranks(humans), percentile_ranks(candidates)
     present = np.isfinite(h)
     rated = present.sum(axis=1) >= min_humans  # instances with too few annotators are dropped (their code)
@@ -179,6 +184,7 @@ def alt_test(humans: np.ndarray, candidates: np.ndarray, epsilon: float, q: floa
     n_annotators, n_candidates = h.shape[1], c.shape[1]
     p_values = np.full((n_annotators, n_candidates), np.nan)
     advantage = np.full((n_annotators, n_candidates), np.nan)
+    instances = np.zeros(n_candidates, dtype=int)
     for j in range(n_annotators):
         others = present.copy()
         others[:, j] = False
@@ -191,6 +197,7 @@ def alt_test(humans: np.ndarray, candidates: np.ndarray, epsilon: float, q: floa
         valid = (present[:, j] & rated)[:, None] & np.isfinite(c)
         candidate_wins = np.where(valid, machine <= human, np.nan)
         diff = np.where(valid, (human <= machine).astype(float) - candidate_wins, np.nan)
+        instances = np.maximum(instances, valid.sum(axis=0))
         tested = valid.sum(axis=0) >= min_instances
         if tested.any():
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -202,8 +209,8 @@ def alt_test(humans: np.ndarray, candidates: np.ndarray, epsilon: float, q: floa
         tested = np.isfinite(advantage[:, k])
         omega = _by_rejections(p_values[tested, k], q) / tested.sum() if tested.any() else np.nan
         rows.append({"omega": omega, "rho": advantage[tested, k].mean() if tested.any() else np.nan,
-                     "passed": bool(omega >= 0.5), "annotators": int(tested.sum())})
-    return pd.DataFrame(rows, columns=["omega", "rho", "passed", "annotators"])
+                     "passed": bool(omega >= 0.5), "annotators": int(tested.sum()), "instances": int(instances[k])})
+    return pd.DataFrame(rows, columns=["omega", "rho", "passed", "annotators", "instances"])
 
 
 def shuffled(scores: np.ndarray, rated: np.ndarray, draws: int, seed: int) -> list[np.ndarray]:
@@ -218,6 +225,22 @@ def shuffled(scores: np.ndarray, rated: np.ndarray, draws: int, seed: int) -> li
     return copies
 
 
+def untested_reason(raters: int, most: int, instances: int, min_annotators: int = 3, min_instances: int = 30,
+                    min_humans: int = 2) -> str:
+    """Why the alt-test could not test a candidate on a criterion, in words: too few `raters`, no rater with
+    `min_instances` stories that others rated too (`most`: the most any rater has), or the candidate scores too
+    few of them (`instances`: the most any rater shares with it)."""
+    if raters < min_annotators:
+        return (f"untested: {raters} rater{'s' * (raters != 1)} rated this criterion, the test needs "
+                f"{min_annotators} (min_annotators)")
+    others = "another rater" if min_humans == 2 else f"{min_humans - 1} other raters"
+    if most < min_instances:
+        return (f"untested: each rater rated at most {most} stories that {others} rated too, the test needs "
+                f"{min_instances} (min_instances)")
+    return (f"untested: the candidate scores at most {instances} of a rater's stories that {others} rated too, "
+            f"the test needs {min_instances} (min_instances)")
+
+
 def alt_test_table(ratings: pd.DataFrame, stories: pd.DataFrame, meta, epsilon: float, q: float = 0.05,
                    min_instances: int = 30, min_annotators: int = 3, min_humans: int = 2, chance_draws: int = 10,
                    seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
@@ -225,33 +248,44 @@ def alt_test_table(ratings: pd.DataFrame, stories: pd.DataFrame, meta, epsilon: 
     against the criteria it rates; `stories` laid out as its cubes, data.load.analysis_grid) on each criterion
     rated by at least `min_annotators` annotators (the paper asks three), each beside `chance_draws` shuffles of
     its scores (the chance control, module docstring; drawn from `seed`, the same for every criterion). Returns
-    (metric, label, family, criterion, omega, rho, passed, epsilon, annotators, chance_passes, chance_draws; one
-    line per criterion saying what was tested or why not)."""
+    (metric, label, family, criterion, omega, rho, passed, epsilon, annotators (tested), raters (of the
+    criterion), chance_passes, chance_draws, untested_reason (why in words, "" where tested); one line per
+    criterion saying what was tested or why not)."""
     frames, notes = [], []
     for criterion in meta.human.names:
         subset = ratings[ratings["criterion"] == criterion]
         _, candidates = meta.cubes(criterion)
         cube, raters = rater_cube(subset, stories, meta.human.prompts, meta.human.systems)
-        if len(raters) < min_annotators:
-            notes.append(f"criterion {criterion!r}: no alt-test, {len(raters)} annotator(s) (it needs "
-                         f"{min_annotators})")
-            continue
-        flat = cube.reshape(-1, cube.shape[-1])
-        scores = candidates.values.reshape(len(flat), -1)
-        tested = alt_test(flat, np.column_stack([scores, *shuffled(scores, np.isfinite(flat).any(axis=1),
-                                                                      chance_draws, seed)]),
-                          epsilon, q, min_instances, min_humans)
         count = len(candidates.names)
+        flat = cube.reshape(-1, cube.shape[-1])
+        present = np.isfinite(flat)
+        most = int((present & (present.sum(axis=1, keepdims=True) >= min_humans)).sum(axis=0).max(initial=0))
+        if len(raters) < min_annotators:
+            reason = untested_reason(len(raters), most, 0, min_annotators, min_instances, min_humans)
+            notes.append(f"criterion {criterion!r}: no alt-test, {reason}")
+            frames.append(pd.DataFrame({"metric": candidates.names, "criterion": criterion, "omega": np.nan,
+                                        "rho": np.nan, "passed": False, "epsilon": epsilon, "annotators": 0,
+                                        "raters": len(raters), "chance_passes": 0, "chance_draws": chance_draws,
+                                        "untested_reason": reason}))
+            continue
+        scores = candidates.values.reshape(len(flat), -1)
+        tested = alt_test(flat, np.column_stack([scores, *shuffled(scores, present.any(axis=1), chance_draws, seed)]),
+                          epsilon, q, min_instances, min_humans)
         table = tested.iloc[:count].copy()
         table.insert(0, "metric", candidates.names)
         table.insert(1, "criterion", criterion)
         table.insert(5, "epsilon", epsilon)
         chance = tested["passed"].to_numpy()[count:].reshape(chance_draws, count).sum(axis=0)
-        table = table.assign(chance_passes=chance, chance_draws=chance_draws)
+        reasons = [untested_reason(len(raters), most, row.instances, min_annotators, min_instances, min_humans)
+                   if row.annotators == 0 else "" for row in table.itertuples()]
+        table = table.assign(raters=len(raters), chance_passes=chance, chance_draws=chance_draws,
+                             untested_reason=reasons)
         frames.append(table)
         hollow = int((table["passed"] & (chance > 0)).sum())
         warning = (f"; {hollow} of them pass in a shuffle of their scores too (chance_passes): there the annotators "
                    "agree too little for a pass to mean more than chance" if hollow else "")
+        untested = table.loc[table["annotators"] == 0, "untested_reason"]
+        warning += "".join(f"; {n} {reason}" for reason, n in untested.value_counts(sort=False).items())
         notes.append(f"criterion {criterion!r}: {len(raters)} annotators ({table['annotators'].max()} with "
                      f"{min_instances} stories or more tested), {int(table['passed'].sum())} of {len(table)} "
                      f"candidates pass (epsilon {epsilon}){warning}")

@@ -59,6 +59,9 @@ def require_columns(frame: pd.DataFrame, columns: list[str], name: str, path: st
         raise InputError(f"dataset {name}: {path} lacks columns {missing}; fix: use the released file")
 
 
+KEPT_COLUMNS = ("prompt_label",)  # a user's prompt ids as given, where the analyses number them
+
+
 def finish(name: str, texts: pd.DataFrame) -> pd.DataFrame:
     """Clean the texts, check them, order the columns and tag the dataset name."""
     texts = texts.copy()
@@ -77,9 +80,18 @@ def finish(name: str, texts: pd.DataFrame) -> pd.DataFrame:
             f"dataset {name}: story id {quoted(texts['story_id'][texts['story_id'].duplicated()].iloc[0])} repeats; "
             "fix: one id per story"
         )
-    texts = texts[TEXT_COLUMNS].reset_index(drop=True)
+    texts = texts[TEXT_COLUMNS + [column for column in KEPT_COLUMNS if column in texts]].reset_index(drop=True)
     texts.attrs["dataset"] = name
     return texts
+
+
+def given_prompt_ids(prompts: pd.Series) -> pd.Series:
+    """A user's prompt ids as given where they are whole numbers (prompt 7 stays 7 on every page), else numbered
+    by first appearance (`prompt_ids`): the analyses need integer ids."""
+    numbers = pd.to_numeric(prompts, errors="coerce")
+    if numbers.notna().all() and (numbers % 1 == 0).all() and (numbers >= 0).all():
+        return numbers.astype("int64")
+    return prompt_ids(prompts)
 
 
 def prompt_ids(prompts: pd.Series) -> pd.Series:
@@ -328,8 +340,8 @@ def load_table(
     `scale` [min, max] and `integer`; without a scale, start-up states each criterion's range and warns on a
     rating far outside the bulk (`layouts.unscaled`). A CSV's `delimiter` (default ","; TSV a tab) and the
     ratings' `decimal` mark ("." or ",") may be set for the entry or a part. Prompt ids are numbered by first
-    appearance. Where stories have both prompts and systems, each prompt must have one story of each system (the
-    story level correlates across systems within a prompt, Chhun et al. 2022). Where story_id and story name one
+    appearance (integer ids are kept as given). A prompt x system cell may hold any number of stories
+    (storyeval.text.fit decides what the analyses make of them). Where story_id and story name one
     column, the stories are numbered story-1, story-2... (zero-padded to one width) in order of first appearance
     (a text is no name: outputs repeat ids).
     """
@@ -368,13 +380,14 @@ def load_table(
     texts = pd.DataFrame(
         {
             "story_id": per_story["story_id"],
-            "prompt_id": prompt_ids(grouping) if grouping is not None else pd.array([pd.NA] * len(per_story), "Int64"),
+            "prompt_id": given_prompt_ids(grouping) if grouping is not None else pd.array([pd.NA] * len(per_story),
+                                                                                          "Int64"),
             **{key: per_story[key] if key in mapped else absent for key in ("system", "prompt", "story", "reference")},
         }
     )
+    if group_key == "prompt_id":  # ids that are not whole numbers are numbered; the given one stays beside
+        texts["prompt_label"] = grouping.astype(str).to_numpy()
     label = f"dataset {name}: {files[0] if len(files) == 1 else ', '.join(files)}"
-    if grouping is not None and "system" in mapped:
-        check_grid(texts, label, mapped)
     criteria = list(dict.fromkeys([name for *_, declared in read for name in declared]
                                   + list(pd.unique(rated["criterion"]))))
     if not criteria:
@@ -510,6 +523,7 @@ def subset_prompts(texts: pd.DataFrame, human: pd.DataFrame | None, max_prompts:
     """The stories of the first `max_prompts` prompts (all when None), and their human scores."""
     if max_prompts is None or texts["prompt_id"].isna().all():
         return texts, human
-    kept = texts[texts["prompt_id"] < max_prompts].reset_index(drop=True)
+    first = pd.unique(texts["prompt_id"].dropna())[:max_prompts]  # in order of appearance: ids may be as given
+    kept = texts[texts["prompt_id"].isin(first)].reset_index(drop=True)
     kept.attrs = dict(texts.attrs)
     return kept, None if human is None else human[human["story_id"].isin(kept["story_id"])].reset_index(drop=True)

@@ -32,9 +32,16 @@ def fit_to_data(data: TextDataset) -> tuple[TextDataset, list[str]]:
     if len(texts) < MIN_WILLIAMS:
         raise InputError(f"dataset {data.name}: {len(texts)} stories; its tests need at least {MIN_WILLIAMS} "
                          "(Williams' test has n - 3 degrees of freedom); fix: add stories")
+    texts = texts.assign(writer=texts["system"])  # who wrote each story, kept where the cubes pool the stories
     systems = texts["system"].dropna().unique()
     one_group = None  # why the stories form one group, if they must
-    if len(systems) and texts["prompt_id"].nunique() == 1:
+    cells = texts.groupby(["prompt_id", "system"]).size() if texts["prompt_id"].notna().all() else pd.Series([1])
+    if len(systems) and (cells.max() > 1 or len(cells) < texts["prompt_id"].nunique() * len(systems)):
+        each = f"{cells.min()}" if cells.min() == cells.max() else f"{cells.min()}-{cells.max()}"
+        one_group = (f"{each} stories a prompt and system (not one story of every system on "
+                     "every prompt), so the cubes hold one group and the design's answer groups the stories itself "
+                     "(answer.csv: by prompt, within writers or pooled)")
+    elif len(systems) and texts["prompt_id"].nunique() == 1:
         one_group = ("one prompt, so one group: story-level correlations over its stories and no system level "
                      "(each system has one story)")
     elif len(systems) == 2 and texts["prompt_id"].notna().all():

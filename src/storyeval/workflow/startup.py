@@ -4,6 +4,7 @@ key, the file that set it, the fix); what is worth saying but not fatal comes ba
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Iterable, MutableMapping
@@ -20,6 +21,7 @@ from storyeval.datasets import Dataset, describe
 from storyeval.errors import InputError
 from storyeval.limits import check_draws
 from storyeval.metrics import catalog
+from storyeval.stats.design import Design, declared_design, infer_design
 from storyeval.text.fit import fitted_description, load_fitted
 from storyeval.workflow.sources import Pinned, local_name
 
@@ -156,6 +158,13 @@ def annotations_available(config, pinned: Pinned) -> tuple[bool, str | None]:
     )
 
 
+def design_of(data, entry) -> Design:
+    """The design of a fitted table dataset (storyeval.stats.design), as its entry declares it or its data show."""
+    ratings = None if data.ratings is None else data.ratings.rename(columns={"worker": "rater"})
+    layout, groups = declared_design(entry)
+    return infer_design(data.texts, ratings, layout, groups, entry.get("reference_system"))
+
+
 def fit_tables(config, datasets: Iterable[str], pinned: Pinned) -> tuple[dict[str, Dataset], list[str]]:
     """The user tables (kind table) among `datasets`: each declaration reduced to what its file allows, when the
     file is there (storyeval.text.fit), and one note per table that lacks something the analysis could use, or
@@ -170,12 +179,17 @@ def fit_tables(config, datasets: Iterable[str], pinned: Pinned) -> tuple[dict[st
         if all(Path(path).is_file() for path in paths):
             data, found = load_fitted(entry, name, paths)
             warning = data.warning
+            design = design_of(data, entry)
             fitted[name] = fitted_description(declared, data)
+            if design.layout == "position":  # read off the ids: per-person analyses must know it too
+                fitted[name] = dataclasses.replace(fitted[name], rater_layout="position")
             if not declared.criteria and fitted[name].criteria:  # layout long, no columns.criteria: the file's
                 found.insert(0, f"criteria {', '.join(fitted[name].criteria)} (every value of the criterion "
                                 "column; columns.criteria lists none)")
                 declared = fitted[name]
         lacks = declared.lacks(reference_based) + found
+        if name in fitted:  # the design first, in the same line
+            lacks.insert(0, f"design {design.describe()}")
         if lacks:
             notes.append(f"dataset {name}: " + "; ".join(lacks))
         notes += [warning] if warning else []

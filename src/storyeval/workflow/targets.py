@@ -20,8 +20,9 @@ def analysis_targets(run, dataset: str, scoreset: str, figures: bool = True) -> 
     shape = run.structure(dataset, scoreset)
     base = f"results/{dataset}/{scoreset}"
     shown = plan.figure_targets(run.config, base, shape) if figures else [plan.report_page(base, "about")]
-    return ([f"{base}/{name}.csv" for name in plan.stats_tables(shape)] + plan.paired_targets(base, shape)
-            + plan.table_targets(run.config, base, shape) + shown)
+    answer = [f"{base}/answer.csv", f"{base}/report/answer.rst", plan.report_page(base, "answer")]
+    return (answer + [f"{base}/{name}.csv" for name in plan.stats_tables(shape)] + plan.paired_targets(base, shape)
+            + plan.agreement_targets(base, shape) + plan.table_targets(run.config, base, shape) + shown)
 
 
 def unrated_targets(run, dataset: str) -> list[str]:
@@ -115,4 +116,5 @@ def caption_facts(run, dataset: str, scoreset: str = "computed") -> dict[str, st
     reference = run.reference_system(dataset, scoreset) is not None
     judges = ("released" if meta.with_judges(run.config, dataset, scoreset)
               else "configured" if not released and run.judge_jobs(dataset) else "")
-    return facts(run.structure(dataset, scoreset), reference, released, judges, meta.groupings(run, dataset, scoreset))
+    return facts(run.structure(dataset, scoreset), reference, released, judges, meta.groupings(run, dataset, scoreset),
+                 run.config["analysis"].get("system_means_unit", "story"))

@@ -1,0 +1,40 @@
+"""Which metric agrees with the humans, answered with the statistic the study's design calls for, with baselines,
+the human ceiling and certainty (storyeval.stats.design, storyeval.stats.answer)."""
+
+from pathlib import Path
+
+from storyeval.io import log_to, read_table, write_csv, write_markdown
+from storyeval.plots.answer import answer_text, rows_view
+from storyeval.plots.pages import caption_html, note_html, write_table_page
+from storyeval.stats.answer import Settings, design_answer
+from storyeval.stats.design import infer_design, rater_groups, story_blocks, writers_of
+
+log = log_to(snakemake.log[0])
+out, params, wildcards = snakemake.output, snakemake.params, snakemake.wildcards
+stories = read_table(snakemake.input.stories, ["story_id", "prompt_id", "system"])
+human = read_table(snakemake.input.human, ["story_id", "criterion", "score"], round_trip=True)
+ratings = read_table(snakemake.input.ratings, ["story_id", "criterion", "rater", "rating"])
+design = infer_design(stories, ratings, params.layout, params.groups, params.reference_system)
+writers = writers_of(stories, params.reference_system)
+analysed = (writers.notna() | writers_of(stories).isna()).to_numpy()  # the reference stories left out
+stories, writers = stories[analysed].reset_index(drop=True), writers[analysed].reset_index(drop=True)
+ratings = ratings if len(ratings) else None
+scores = read_table(snakemake.input.scores, ["story_id", "metric", "value"])
+registry = read_table(snakemake.input.registry, ["slug", "label", "family", "direction"])
+settings = Settings(seed=params.seed, resamples=params.resamples, splits=params.splits, confidence=params.confidence)
+groups = rater_groups(ratings) if design.groups and ratings is not None else {}
+rows, summary = design_answer(stories, human, ratings, scores, registry, design,
+                              story_blocks(stories, ratings, design), writers, groups, settings)
+write_csv(rows, out.rows)
+write_csv(summary, out.summary)
+name = f"{wildcards.dataset}, {wildcards.scoreset} scores"
+Path(out.landing).write_text(answer_text(summary, name, design.describe()), encoding="utf-8")
+title = f"{wildcards.dataset}: which metric agrees with the humans ({design.describe()})"
+shown = rows_view(rows)
+write_markdown(shown, out.md, title)
+caption = caption_html(snakemake.input.caption, wildcards) + note_html(answer_text(summary, name, design.describe())
+                                                                         .replace("**", ""))
+write_table_page(out.page, shown, title, [out.rows, out.summary, out.md], caption, ["Level", "Criterion"])
+log.info("design: %s", design.describe())
+for row in summary.itertuples():
+    log.info("%s level, %s (%s): %s", row.level, row.criterion, row.statistic, row.verdict)
