@@ -134,7 +134,8 @@ def grouped_writers(seed=4, writers=13, per_writer=5, rater_sd=1.0):
 def test_writers_on_one_prompt_with_rater_groups():
     stories, ratings, scores, table = grouped_writers()
     design, rows, summary = answer(stories, ratings, scores, table)
-    assert design.describe() == "13 writers x 5 stories on 1 prompt; 10 raters in 5 groups of 2 (layout read off the ids)"
+    assert design.describe() == ("13 writers x 5 stories on 1 prompt; 10 raters in 5 groups of 2 (layout read off "
+                                 "the ids)")
     assert design.blocks == "group"  # each group rated one story of every writer: the story level's blocks
     story = summary[summary["level"] == "story"].iloc[0]
     system = summary[summary["level"] == "system"].iloc[0]
