@@ -205,5 +205,5 @@ def test_a_run_says_what_it_left_out_and_runs_offline(tmp_path, hanna_mirror):
            "(textstats)" in result.stderr
     # Two systems: one group. The caption defines the story level as it was computed, and nothing of HANNA's.
     caption = (tmp_path / page).read_text(encoding="utf-8").split('<p class="caption">')[1].split("</p>")[0]
-    assert "Story level: the correlation over all stories at once (pooled" in caption
+    assert "Story level: the correlation over all stories at once (these tables pool" in caption
     assert "averaged over the prompts" not in caption and "Tab. 9" not in caption and "Human reference" not in caption

@@ -17,6 +17,7 @@ from storyeval.examples import (
     per_rater_layout,
     rated_stories,
     write_crowd,
+    write_designs,
     write_examples,
 )
 from storyeval.text.fit import fit_to_data, fitted_description
@@ -44,6 +45,10 @@ def test_the_shipped_examples_are_what_the_generator_writes(tmp_path):
         assert hashlib.sha256((REPO / entry["path"]).read_bytes()).hexdigest() == entry["sha256"], layout
     for part in yaml.safe_load((EXAMPLES / "crowd.yaml").read_text())["datasets"]["crowd"]["files"]:
         assert hashlib.sha256((REPO / part["path"]).read_bytes()).hexdigest() == part["sha256"], part["path"]
+    for name, path in write_designs(tmp_path).items():
+        assert path.read_bytes() == (EXAMPLES / name).read_bytes(), name
+        entry = yaml.safe_load((EXAMPLES / name.replace(".csv", ".yaml")).read_text())["datasets"][path.stem]
+        assert hashlib.sha256((REPO / entry["path"]).read_bytes()).hexdigest() == entry["sha256"], name
 
 
 def crowd_entry():

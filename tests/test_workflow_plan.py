@@ -281,7 +281,8 @@ def test_a_long_file_without_listed_criteria_rates_every_value_said_at_start_up(
     config = checked("config/examples/long.yaml", **{"datasets.example.columns.criteria": None})
     fitted, notes = startup.fit_tables(config, ["example"], Pinned(config))
     assert fitted["example"].criteria == ("delight", "fluency", "plot_score") and fitted["example"].raters
-    assert notes == ["dataset example: criteria delight, fluency, plot_score (every value of the criterion column; "
+    assert notes == ["dataset example: design 4 writers x 6 prompts, 1 story a cell; 5 raters, 3 a story (layout read "
+                     "off the ids); criteria delight, fluency, plot_score (every value of the criterion column; "
                      "columns.criteria lists none)"]
 
 

@@ -2,14 +2,6 @@
 # like for like and certainty (storyeval.stats.answer); its paragraph leads the report's landing page.
 
 
-def declared_design(wildcards):
-    """(rater_layout, rater_groups) the dataset declares; None where the data decide (kind table)."""
-    entry = config["datasets"].get(wildcards.dataset, {})
-    if entry.get("kind") == "table":
-        return design.declared_design(entry)
-    return RUN.described(wildcards.dataset, wildcards.scoreset).rater_layout, None
-
-
 rule design_answer:
     input:
         unpack(scoreset_inputs),

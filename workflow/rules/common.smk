@@ -167,6 +167,14 @@ def dataset_rater_layout(wildcards):
     return RUN.described(wildcards.dataset, wildcards.scoreset).rater_layout
 
 
+def declared_design(wildcards):
+    """(rater_layout, rater_groups) the dataset declares; None where the data decide (kind table)."""
+    entry = config["datasets"].get(wildcards.dataset, {})
+    if entry.get("kind") == "table":
+        return design.declared_design(entry)
+    return RUN.described(wildcards.dataset, wildcards.scoreset).rater_layout, None
+
+
 def dataset_levels(wildcards):
     return RUN.structure(wildcards.dataset, wildcards.scoreset)["levels"]
 

@@ -248,6 +248,10 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         "resampled": "prompts and systems resampled together" if shape["systems"]
         else "the stories resampled: the set is one group",
         "groupings": "; ".join(GROUPINGS[name] for name in groupings),
+        "williams_caveat": "" if shape["systems"] else (
+            " Here the stories are pooled: Williams' test takes them as independent draws, which stories of one "
+            "writer or one prompt are not, so its p-values are too small; the design's answer (answer.csv) "
+            "resamples what the design lets vary."),
         "williams": ("HANNA Fig. 27-32 (story level) and 33-38 (system level), one figure per criterion" if numbered
                      else f"one figure per criterion and level ({', '.join(levels)})")
         + ", each also for the representative subset" * bool(shape["subset"]),

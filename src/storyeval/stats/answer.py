@@ -52,8 +52,10 @@ class Settings:
 
 def _scaled(values: np.ndarray) -> np.ndarray:
     """Columns centred and scaled to max |value| 1 (their correlations unchanged; no cancellation or underflow)."""
-    centred = values - np.nanmean(values, axis=0, keepdims=True)
-    scale = np.nanmax(np.abs(centred), axis=0, keepdims=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column without values stays NaN
+        centred = values - np.nanmean(values, axis=0, keepdims=True)
+        scale = np.nanmax(np.abs(centred), axis=0, keepdims=True)
     return centred / np.where(scale > 0, scale, 1.0)
 
 
@@ -83,13 +85,11 @@ def weighted_r(x: np.ndarray, y: np.ndarray, weights: np.ndarray, groups: np.nda
 
 
 def block_r(x: np.ndarray, y: np.ndarray, blocks: np.ndarray) -> np.ndarray:
-    """[G, A]: Pearson r within each block (NaN where a block has fewer than 3 stories with values)."""
-    codes = np.unique(blocks)
-    rows = [weighted_r(x[blocks == code], y[blocks == code], np.ones((1, int((blocks == code).sum()))),
-                       np.zeros(int((blocks == code).sum()), int))[0] for code in codes]
-    values = np.stack(rows)
-    counts = np.stack([(np.isfinite(x[blocks == code]) & np.isfinite(y[blocks == code])[:, None]).sum(axis=0)
-                       for code in codes])
+    """[G, A]: Pearson r within each block (NaN where a block has fewer than 3 stories with values): weighted_r
+    with one 0/1 weight row a block."""
+    indicator = (np.unique(blocks)[:, None] == np.asarray(blocks)[None, :]).astype(float)
+    values = weighted_r(x, y, indicator, np.zeros(len(y), int))
+    counts = indicator @ (np.isfinite(x) & np.isfinite(y)[:, None])
     values[counts < 3] = np.nan
     return values
 
@@ -129,8 +129,23 @@ def writer_means(x: np.ndarray, writers: np.ndarray, weights: np.ndarray) -> np.
 
 
 def across_writers(mx: np.ndarray, my: np.ndarray) -> np.ndarray:
-    """[R, A] Pearson r over the writers' means `mx` [R, S, A] and `my` [R, S]."""
-    return np.stack([correlate(mx[draw], my[draw][:, None], "pearson")[:, 0] for draw in range(mx.shape[0])])
+    """[R, A] Pearson r over the writers' means `mx` [R, S, A] and `my` [R, S], each resample at once; a writer
+    without a mean leaves its pair out; NaN with fewer than 3 writers or a constant side."""
+    both = np.isfinite(mx) & np.isfinite(my)[..., None]
+    x, y = np.where(both, mx, 0.0), np.where(both, my[..., None], 0.0)
+    count = both.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x = x - np.where(both, (x.sum(axis=1) / count)[:, None, :], 0.0)  # centred first: no cancellation
+        y = y - np.where(both, (y.sum(axis=1) / count)[:, None, :], 0.0)
+        vx, vy = (x**2).sum(axis=1), (y**2).sum(axis=1)
+        r = (x * y).sum(axis=1) / np.sqrt(vx * vy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column without values: NaN, as meant
+        flat_x = np.nanmax(np.where(both, mx, np.nan), axis=1) == np.nanmin(np.where(both, mx, np.nan), axis=1)
+        flat_y = (np.nanmax(np.where(both, my[..., None], np.nan), axis=1)
+                  == np.nanmin(np.where(both, my[..., None], np.nan), axis=1))
+    r[(count < 3) | flat_x | flat_y] = np.nan
+    return np.clip(r, -1.0, 1.0)
 
 
 def spearman_brown(r: np.ndarray | float) -> np.ndarray | float:
@@ -160,12 +175,20 @@ def rater_halves(ratings: pd.DataFrame, design: Design, groups: dict, rng: np.ra
 def split_scores(ratings: pd.DataFrame, story_ids: Sequence, design: Design, groups: dict, splits: int,
                  rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
     """`splits` pairs of half-panel story scores (aligned to `story_ids`; NaN where a half has no rating)."""
+    index = pd.Index(story_ids).get_indexer(ratings["story_id"])
+    kept = index >= 0
+    ratings, index = ratings[kept], index[kept]
+    values = ratings["rating"].to_numpy(float)
     pairs = []
     for _ in range(splits):
-        half = rater_halves(ratings, design, groups, rng)
-        a = ratings[half].groupby("story_id")["rating"].mean().reindex(story_ids).to_numpy()
-        b = ratings[~half].groupby("story_id")["rating"].mean().reindex(story_ids).to_numpy()
-        pairs.append((a, b))
+        half = rater_halves(ratings, design, groups, rng).to_numpy()
+        means = []
+        for side in (half, ~half):
+            total = np.bincount(index[side], values[side], minlength=len(story_ids))
+            count = np.bincount(index[side], minlength=len(story_ids))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means.append(np.where(count > 0, total / np.maximum(count, 1), np.nan))
+        pairs.append((means[0], means[1]))
     return pairs
 
 
