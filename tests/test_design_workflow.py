@@ -22,8 +22,8 @@ def run_example(tmp_path, name: str):
 
 def test_writers_on_one_prompt_in_rater_groups(tmp_path):
     said, summary, rows, base = run_example(tmp_path, "groups")
-    line = "design 13 writers x 5 stories on 1 prompt; 10 raters in 5 groups of 2"
-    assert f"storyeval: dataset groups: {line}" in said
+    line = "13 writers x 5 stories on 1 prompt; 10 raters in 5 groups of 2"
+    assert f"storyeval: dataset groups: design {line}" in said
     assert line in (base / "report/about.rst").read_text() and line in (base / "report/answer.rst").read_text()
     story, system = (summary[summary["level"] == level].iloc[0] for level in ("story", "system"))
     assert story["statistic"] == "item" and "rater group" in story["statistic_words"]

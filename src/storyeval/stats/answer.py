@@ -37,8 +37,6 @@ from storyeval.stats.design import Design, eta_squared, given_prompts, statistic
 from storyeval.stats.fdr import bh_adjust
 
 LENGTH = "text-length"
-WRITER_BASELINE = "baseline: which writer"
-LENGTH_BASELINE = "baseline: Text length"
 
 
 @dataclass(frozen=True)
@@ -270,7 +268,7 @@ def design_answer(stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFr
         loo = (leave_out_means(y, writer, block if statistic == "item" else None) if design.writers >= 2
                else np.full(len(y), np.nan))  # no writers named: no writer baseline
         columns = np.column_stack([x[:, kept], loo if statistic != "within" else np.zeros(len(y))])
-        names = [*registry.loc[kept, "slug"], WRITER_BASELINE]
+        names = [*registry.loc[kept, "slug"], "baseline: which writer"]
         if statistic == "item":
             unit, unit_words = block, f"the {len(np.unique(block))} {design.blocks}s"
             per_block = block_r(columns, y, block)
@@ -291,7 +289,8 @@ def design_answer(stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFr
                 unit, strata, unit_words = np.arange(len(y)), np.zeros(len(y), int), "stories"
             weights = resample_weights(unit, strata, settings.resamples, rng)
             draws = weighted_r(columns, y, weights, writer if statistic == "within" else np.zeros(len(y), int))
-        cell = Cell(draws, names, settings.alpha, settings.confidence)
+        # the writer baseline is resampled with the metrics (paired differences) but never competes with them
+        cell = Cell(draws[:, :-1], names[:-1], settings.alpha, settings.confidence)
         cell.baseline = np.zeros(len(draws)) if statistic == "within" else draws[:, -1]  # 0 by construction
         ceiling = story_ceiling(ratings, criterion, ids, design, groups, writer, block, statistic, settings, rng)
         pooled = weighted_r(np.column_stack([x[:, kept], loo]), y, np.ones((1, len(y))), np.zeros(len(y), int))[0]
@@ -425,7 +424,7 @@ def cell_summary(cell: Cell, registry: pd.DataFrame, level: str, criterion: str,
     length_r = cell.r[slugs.index(LENGTH)] if LENGTH in slugs else np.nan
     against = [f"{labels[i]} {cell.r[i] * (-1 if registry['direction'].iloc[i] == 'lower' else 1):+.2f}"
                for i in np.flatnonzero(cell.high[:count] < 0)]
-    best = cell.best if cell.best < count else metric
+    best = cell.best
     verdict = verdict_words(cell, best, labels, undecided, top_size, writer_r, level, statistic)
     row = {
         "level": level, "criterion": criterion, "statistic": statistic, "statistic_words": words,
