@@ -198,3 +198,17 @@ def test_the_writer_baseline_leaves_the_story_out():
     y = np.array([1.0, 2.0, 3.0, 10.0, 20.0])
     writers = np.array([0, 0, 0, 1, 1])
     assert leave_out_means(y, writers, None) == pytest.approx([2.5, 2.0, 1.5, 20.0, 10.0])
+
+
+def test_resamples_come_in_bounded_chunks_after_the_sample_itself(monkeypatch):
+    from storyeval.stats import answer as module
+
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(40, 2)), rng.normal(size=40)
+    statistic = lambda weights: weighted_r(x, y, weights, np.zeros(40, int))  # noqa: E731
+    monkeypatch.setattr(module, "CHUNK", 40 * 7)  # seven resamples a chunk
+    seen = []
+    monkeypatch.setattr(module, "resample_weights", lambda *args: seen.append(args[2]) or np.ones((args[2], 40)))
+    draws = module.resampled(statistic, np.arange(40), np.zeros(40, int), 30, rng)
+    assert draws.shape == (31, 2) and seen == [7, 7, 7, 7, 2]
+    assert draws[0] == pytest.approx([np.corrcoef(x[:, k], y)[0, 1] for k in range(2)])

@@ -28,6 +28,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -92,9 +93,12 @@ def block_r(x: np.ndarray, y: np.ndarray, blocks: np.ndarray) -> np.ndarray:
     return values
 
 
+CHUNK = 20_000_000  # story weights held at once (160 MB): bounds memory on large sets, whatever the resamples
+
+
 def resample_weights(unit: np.ndarray, strata: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """[R, n] multiplicities of the stories when the `unit`s (integer codes [n]: a story, a prompt) are drawn with
-    replacement within each stratum (`strata` [n]; one code: no strata). The first row is the sample itself."""
+    replacement within each stratum (`strata` [n]; one code: no strata)."""
     weights = np.zeros((resamples, len(unit)))
     for stratum in np.unique(strata):
         units = np.unique(unit[strata == stratum])
@@ -103,8 +107,18 @@ def resample_weights(unit: np.ndarray, strata: np.ndarray, resamples: int, rng: 
         np.add.at(counts, (np.arange(resamples)[:, None], drawn), 1.0)
         index = np.searchsorted(units, unit[strata == stratum])
         weights[:, strata == stratum] = counts[:, index]
-    weights[0] = 1.0
     return weights
+
+
+def resampled(statistic, unit: np.ndarray, strata: np.ndarray, resamples: int, rng: np.random.Generator
+              ) -> np.ndarray:
+    """[1 + R, A]: `statistic` (story weights [k, n] -> [k, A]) on the sample itself (row 0), then on `resamples`
+    resamples, computed CHUNK story weights at a time."""
+    rows = max(1, CHUNK // len(unit))
+    parts = [statistic(np.ones((1, len(unit))))]
+    for start in range(0, resamples, rows):
+        parts.append(statistic(resample_weights(unit, strata, min(rows, resamples - start), rng)))
+    return np.concatenate(parts)
 
 
 def nanmean_rows(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -144,6 +158,12 @@ def across_writers(mx: np.ndarray, my: np.ndarray) -> np.ndarray:
                   == np.nanmin(np.where(both, my[..., None], np.nan), axis=1))
     r[(count < 3) | flat_x | flat_y] = np.nan
     return np.clip(r, -1.0, 1.0)
+
+
+def over_writers(values: np.ndarray, writer: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """[R, A] r over the writers' weighted means of the columns of `values` [n, A + 1] (the last: the humans')."""
+    means = writer_means(values, writer, weights)
+    return across_writers(means[..., :-1], means[..., -1])
 
 
 def spearman_brown(r: np.ndarray | float) -> np.ndarray | float:
@@ -272,9 +292,8 @@ def design_answer(stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFr
         if statistic == "item":
             unit, unit_words = block, f"the {len(np.unique(block))} {design.blocks}s"
             per_block = block_r(columns, y, block)
-            weights = resample_weights(np.arange(per_block.shape[0]), np.zeros(per_block.shape[0], int),
-                                       settings.resamples, rng)
-            draws = nanmean_rows(per_block, weights)
+            draws = resampled(partial(nanmean_rows, per_block), np.arange(per_block.shape[0]),
+                              np.zeros(per_block.shape[0], int), settings.resamples, rng)
         else:
             if statistic == "within" and paired:
                 unit, strata, unit_words = _codes(prompts), np.zeros(len(y), int), (
@@ -287,8 +306,9 @@ def design_answer(stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFr
                                                     else ""))
             else:
                 unit, strata, unit_words = np.arange(len(y)), np.zeros(len(y), int), "stories"
-            weights = resample_weights(unit, strata, settings.resamples, rng)
-            draws = weighted_r(columns, y, weights, writer if statistic == "within" else np.zeros(len(y), int))
+            grouped = writer if statistic == "within" else np.zeros(len(y), int)
+            draws = resampled(partial(weighted_r, columns, y, groups=grouped), unit, strata, settings.resamples,
+                              rng)
         # the writer baseline is resampled with the metrics (paired differences) but never competes with them
         cell = Cell(draws[:, :-1], names[:-1], settings.alpha, settings.confidence)
         cell.baseline = np.zeros(len(draws)) if statistic == "within" else draws[:, -1]  # 0 by construction
@@ -301,9 +321,8 @@ def design_answer(stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFr
                                     unit_words, design, ceiling, pooled[-1], share, kendall_best(
                                         x[:, kept], y, writer, block, statistic, registry[kept])))
         if design.writers >= 3:
-            weights = resample_weights(np.arange(len(y)), writer, settings.resamples, rng)
-            means = writer_means(np.column_stack([x[:, kept], y]), writer, weights)
-            system_draws = across_writers(means[..., :-1], means[..., -1])
+            system_draws = resampled(partial(over_writers, np.column_stack([x[:, kept], y]), writer),
+                                     np.arange(len(y)), writer, settings.resamples, rng)
             system = Cell(system_draws, list(registry.loc[kept, "slug"]), settings.alpha, settings.confidence)
             ceiling = system_ceiling(ratings, criterion, ids, design, groups, writer, settings, rng)
             rows.append(cell_rows(system, registry[kept], "system", criterion, "system", None))
