@@ -453,7 +453,8 @@ def test_the_landing_page_states_the_answers(tmp_path):
     # the design's answer leads; meta_best's pooled per-grouping answer stays on its own page
     assert "which metric agrees with the humans, for this design" in full and "(HANNA's design)" in full
     assert "Flow: chrF leads; best chrF +0.50 [+0.30, +0.70]; best LLM judge Judge +0.40" in full
-    assert "human ceiling 0.80; top cluster 1 of 4 columns (BH over the 4)" in full
+    assert "human ceiling 0.80 (two half-panels of the raters, Spearman-Brown); top cluster 1 of 4 columns (BH over " \
+           "the 4)" in full
     assert "Flow chrF 0.500 (cluster 1) > Judge 0.400" not in full
     answer = best_answer(best, "hanna, released scores", "pearson")
     assert "Flow chrF 0.500 (cluster 1) > Judge 0.400 (cluster 2); Wit Judge 0.600 (cluster 1) > BLEU 0.300" in answer

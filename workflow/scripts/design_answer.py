@@ -5,7 +5,7 @@ from pathlib import Path
 
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots.answer import answer_text, rows_view
-from storyeval.plots.pages import caption_html, note_html, write_table_page
+from storyeval.plots.pages import caption_html, write_table_page
 from storyeval.stats.answer import Settings, design_answer
 from storyeval.stats.design import infer_design, rater_groups, story_blocks, writers_of
 
@@ -32,8 +32,7 @@ Path(out.landing).write_text(answer_text(summary, name, design.describe()), enco
 title = f"{wildcards.dataset}: which metric agrees with the humans ({design.describe()})"
 shown = rows_view(rows)
 write_markdown(shown, out.md, title)
-caption = caption_html(snakemake.input.caption, wildcards) + note_html(answer_text(summary, name, design.describe())
-                                                                         .replace("**", ""))
+caption = caption_html(snakemake.input.caption, wildcards) + caption_html(out.landing, wildcards)  # the answer
 write_table_page(out.page, shown, title, [out.rows, out.summary, out.md], caption, ["Level", "Criterion"])
 log.info("design: %s", design.describe())
 for row in summary.itertuples():

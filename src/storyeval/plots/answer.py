@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from storyeval.plots.pages import readable
+
 LEVELS = {"story": "Story level", "system": "System level"}
 
 
@@ -41,7 +43,7 @@ def cell_sentence(row) -> str:
     elif row.ceiling <= 0:
         parts.append(f"no human ceiling: two halves of the raters correlate {row.ceiling:+.2f} under this statistic")
     else:
-        parts.append(f"human ceiling {row.ceiling:.2f}")
+        parts.append(f"human ceiling {row.ceiling:.2f} (two half-panels of the raters, Spearman-Brown)")
     parts.append(f"top cluster {row.top_size} of {row.columns} columns (BH over the {row.columns})")
     if row.kendall_best and row.best and row.kendall_best != row.best:
         parts.append(f"by Kendall's tau the best is {row.kendall_best} ({row.kendall_best_tau:+.2f}): the "
@@ -77,6 +79,11 @@ SHOWN = {"level": "Level", "criterion": "Criterion", "statistic": "Statistic", "
 
 
 def rows_view(rows: pd.DataFrame, most: int = 10) -> pd.DataFrame:
-    """The page's table: per level and criterion the top `most` columns by rank plus every flagged one."""
-    flagged = rows["against_direction"].astype(bool) | (rows["rank"] <= most)
-    return rows[flagged][list(SHOWN)].rename(columns=SHOWN).reset_index(drop=True)
+    """The page's table: per level and criterion the top `most` columns by rank plus every flagged one; r to
+    three decimals, flags as yes / no (empty where the level has no such baseline)."""
+    kept = rows[rows["against_direction"].astype(bool) | (rows["rank"] <= most)].reset_index(drop=True)
+    shown = readable(kept, SHOWN, constant=True)
+    for column in ("top", "against_direction", "beats_writer", "beats_length"):
+        shown[SHOWN[column]] = [("yes" if flag else "no") if pd.notna(flag) else ""
+                                for flag in kept[column].astype("boolean")]
+    return shown
