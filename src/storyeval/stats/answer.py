@@ -93,6 +93,7 @@ def block_r(x: np.ndarray, y: np.ndarray, blocks: np.ndarray) -> np.ndarray:
     return values
 
 
+SYSTEM_WRITERS = 4  # r over 3 writers' means has one degree of freedom: no interval says anything there
 CHUNK = 20_000_000  # story weights held at once (160 MB): bounds memory on large sets, whatever the resamples
 
 
@@ -320,7 +321,7 @@ def design_answer(stories: pd.DataFrame, human: pd.DataFrame, ratings: pd.DataFr
                                                     else 0),
                                     unit_words, design, ceiling, pooled[-1], share, kendall_best(
                                         x[:, kept], y, writer, block, statistic, registry[kept])))
-        if design.writers >= 3:
+        if design.writers >= SYSTEM_WRITERS:
             system_draws = resampled(partial(over_writers, np.column_stack([x[:, kept], y]), writer),
                                      np.arange(len(y)), writer, settings.resamples, rng)
             system = Cell(system_draws, list(registry.loc[kept, "slug"]), settings.alpha, settings.confidence)
