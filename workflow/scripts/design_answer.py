@@ -7,7 +7,7 @@ from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots.answer import answer_text, rows_view
 from storyeval.plots.pages import caption_html, write_table_page
 from storyeval.stats.answer import Settings, design_answer
-from storyeval.stats.design import infer_design, rater_groups, story_blocks, writers_of
+from storyeval.stats.design import analysed_stories, infer_design, rater_groups, story_blocks
 
 log = log_to(snakemake.log[0])
 out, params, wildcards = snakemake.output, snakemake.params, snakemake.wildcards
@@ -15,9 +15,7 @@ stories = read_table(snakemake.input.stories, ["story_id", "prompt_id", "system"
 human = read_table(snakemake.input.human, ["story_id", "criterion", "score"], round_trip=True)
 ratings = read_table(snakemake.input.ratings, ["story_id", "criterion", "rater", "rating"])
 design = infer_design(stories, ratings, params.layout, params.groups, params.reference_system)
-writers = writers_of(stories, params.reference_system)
-analysed = (writers.notna() | writers_of(stories).isna()).to_numpy()  # the reference stories left out
-stories, writers = stories[analysed].reset_index(drop=True), writers[analysed].reset_index(drop=True)
+stories, writers = analysed_stories(stories, params.reference_system)
 ratings = ratings if len(ratings) else None
 scores = read_table(snakemake.input.scores, ["story_id", "metric", "value"])
 registry = read_table(snakemake.input.registry, ["slug", "label", "family", "direction"])

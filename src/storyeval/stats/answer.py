@@ -141,30 +141,10 @@ def writer_means(x: np.ndarray, writers: np.ndarray, weights: np.ndarray) -> np.
     return np.stack(means, axis=1)
 
 
-def across_writers(mx: np.ndarray, my: np.ndarray) -> np.ndarray:
-    """[R, A] Pearson r over the writers' means `mx` [R, S, A] and `my` [R, S], each resample at once; a writer
-    without a mean leaves its pair out; NaN with fewer than 3 writers or a constant side."""
-    both = np.isfinite(mx) & np.isfinite(my)[..., None]
-    x, y = np.where(both, mx, 0.0), np.where(both, my[..., None], 0.0)
-    count = both.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        x = x - np.where(both, (x.sum(axis=1) / count)[:, None, :], 0.0)  # centred first: no cancellation
-        y = y - np.where(both, (y.sum(axis=1) / count)[:, None, :], 0.0)
-        vx, vy = (x**2).sum(axis=1), (y**2).sum(axis=1)
-        r = (x * y).sum(axis=1) / np.sqrt(vx * vy)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a column without values: NaN, as meant
-        flat_x = np.nanmax(np.where(both, mx, np.nan), axis=1) == np.nanmin(np.where(both, mx, np.nan), axis=1)
-        flat_y = (np.nanmax(np.where(both, my[..., None], np.nan), axis=1)
-                  == np.nanmin(np.where(both, my[..., None], np.nan), axis=1))
-    r[(count < 3) | flat_x | flat_y] = np.nan
-    return np.clip(r, -1.0, 1.0)
-
-
 def over_writers(values: np.ndarray, writer: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """[R, A] r over the writers' weighted means of the columns of `values` [n, A + 1] (the last: the humans')."""
-    means = writer_means(values, writer, weights)
-    return across_writers(means[..., :-1], means[..., -1])
+    means = writer_means(values, writer, weights)  # [R, S, A + 1]: correlate batches the resamples
+    return correlate(means[..., :-1], means[..., -1:], "pearson")[..., 0]
 
 
 def spearman_brown(r: np.ndarray | float) -> np.ndarray | float:

@@ -84,6 +84,19 @@ def writers_of(stories: pd.DataFrame, reference_system: str | None = None) -> pd
     return named.where(named != reference_system) if reference_system else named
 
 
+def analysed_stories(stories: pd.DataFrame, reference_system: str | None = None) -> tuple[pd.DataFrame, pd.Series]:
+    """(the stories the analyses use, their writers): the human reference system's stories left out."""
+    writers = writers_of(stories, reference_system)
+    kept = (writers.notna() | writers_of(stories).isna()).to_numpy()
+    return stories[kept].reset_index(drop=True), writers[kept].reset_index(drop=True)
+
+
+def story_groups(story_ids: pd.Series, ratings: pd.DataFrame, grouped: Mapping[str, int]) -> pd.Series:
+    """Each story's rater group (`rater_groups`: a group's raters rate the same stories, so any rater tells)."""
+    first = ratings.drop_duplicates("story_id").set_index("story_id")["rater"].map(grouped)
+    return story_ids.map(first)
+
+
 def rater_groups(ratings: pd.DataFrame) -> dict[str, int]:
     """rater -> group where the raters fall into groups that each rate their own block of stories (every rater
     of a group rates the same stories, no two groups share a story, at least two groups of at least two
@@ -126,9 +139,8 @@ def infer_design(stories: pd.DataFrame, ratings: pd.DataFrame | None, layout: st
     form groups) are the dataset's declarations; None: read off the data."""
     if layout is not None and layout not in LAYOUTS:
         raise InputError(f"rater_layout: {layout!r}; fix: declare one of {', '.join(LAYOUTS)}")
-    writers = writers_of(stories, reference_system)
-    kept = stories[writers.notna() | (writers_of(stories).isna())].assign(_writer=writers)
-    kept = kept.assign(prompt_id=given_prompts(kept))
+    kept, writers = analysed_stories(stories, reference_system)
+    kept = kept.assign(_writer=writers, prompt_id=given_prompts(kept))
     prompted = bool(kept["prompt_id"].notna().all())
     named = kept["_writer"].notna().all()
     if named:
@@ -157,7 +169,7 @@ def infer_design(stories: pd.DataFrame, ratings: pd.DataFrame | None, layout: st
         if kept.groupby("prompt_id")["_writer"].nunique().min() >= MIN_WRITERS:
             blocks = "prompt"
     if not blocks and named and grouped:
-        block = kept["story_id"].map(ratings.drop_duplicates("story_id").set_index("story_id")["rater"].map(grouped))
+        block = story_groups(kept["story_id"], ratings, grouped)
         if block.notna().all() and kept.groupby(block)["_writer"].nunique().min() >= MIN_WRITERS:
             blocks = "group"
     return Design(stories=len(kept), writers=int(kept["_writer"].nunique()) if named else 0,
@@ -172,9 +184,7 @@ def story_blocks(stories: pd.DataFrame, ratings: pd.DataFrame | None, design: De
     if design.blocks == "prompt":
         return given_prompts(stories)
     if design.blocks == "group":
-        grouped = rater_groups(ratings)
-        first = ratings.drop_duplicates("story_id").set_index("story_id")["rater"].map(grouped)
-        return stories["story_id"].map(first)
+        return story_groups(stories["story_id"], ratings, rater_groups(ratings))
     return pd.Series(np.nan, index=stories.index)
 
 
