@@ -1,5 +1,6 @@
-"""Benchmark: an LLM judge's prompt tokens per second (mode expected: one forward pass per story and criterion) on
-this machine's CPU, with a stand-in of a 7B judge's depth, and an estimate for the real 7B judge on a GPU.
+"""Benchmark: an LLM judge's prompts and prompt tokens per second (mode expected: one forward pass per story and
+criterion) and the answer cache's hit rate on a rerun, on this machine's CPU, with a stand-in of a 7B judge's
+depth, and an estimate for the real 7B judge on a GPU.
 
 Stand-in: a Mistral architecture (transformers MistralForCausalLM) with Mistral-7B's depth (32 layers), grouped
 query attention (4 query heads per key-value head) and 32k vocabulary, its width scaled down 16x (hidden 256,
@@ -69,15 +70,24 @@ def main() -> None:
         model, _ = load_judge("stand-in", str(folder), "cpu")
         params = sum(p.numel() for name, p in model.named_parameters() if "embed" not in name and "lm_head" not in name)
         rate(stories.head(1), {"Coherence": "warm-up"}, load_template("tacl-1"), folder, device="cpu", key="stand-in")
+        cache = Path(tmp) / "answers.sqlite"
         start = time.perf_counter()
         _, details, run = rate(stories, hanna_criteria(), load_template("tacl-1"), folder, Settings(), device="cpu",
-                               key="stand-in")
+                               key="stand-in", cache=cache)
         seconds = time.perf_counter() - start
+        start = time.perf_counter()  # the same job again: every answer from the cache
+        _, _, rerun = rate(stories, hanna_criteria(), load_template("tacl-1"), folder, Settings(), device="cpu",
+                           key="stand-in", cache=cache)
+        cached_seconds = time.perf_counter() - start
     rate_cpu = run["prompt_tokens"] / seconds
+    hits = rerun["cached"] / (rerun["cached"] + rerun["forward_passes"])
     print(f"stand-in: 32 layers x 256 wide, {params / 1e6:.1f} M non-embedding parameters, {args.threads} threads")
     print(f"{len(stories)} stories x 6 criteria: {run['forward_passes']} forward passes, {run['prompt_tokens']} "
           f"prompt tokens (mean {details['prompt_tokens'].mean():.0f}) in {seconds:.1f} s: {rate_cpu:,.0f} tokens/s "
           "on this CPU")
+    total = rerun["cached"] + rerun["forward_passes"]
+    print(f"{run['forward_passes'] / seconds:.2f} prompts/s; the rerun: cache hit rate {hits:.0%}, "
+          f"{cached_seconds:.1f} s ({total / cached_seconds:,.0f} prompts/s, prompts built and looked up)")
     print(f"the real 7B on this CPU, scaled by parameters (estimate): {rate_cpu * params / PARAMS_7B:,.1f} tokens/s")
     gpu_rate = args.gpu_tflops * 1e12 / (2 * PARAMS_7B)
     hanna_tokens = run["prompt_tokens"] / len(stories) * HANNA_STORIES

@@ -16,7 +16,8 @@ from storyeval import plan
 from storyeval.data.load import analysis_grid
 from storyeval.io import read_table, write_csv
 from storyeval.plots.agreement_pages import agreement_answer, write_agreement_page, write_alt_test_page
-from storyeval.stats.agreement import agreement_table, alt_test_table
+from storyeval.stats.agreement import agreement_table
+from storyeval.stats.alttest import Margin, alt_test_table
 from storyeval.stats.meta import load_meta
 
 from conftest import REPO
@@ -63,7 +64,8 @@ def tables(tmp_path_factory):
     ratings, stories, paths = rated_set(folder)
     grid, systems = analysis_grid(stories, None)
     agreement = agreement_table(ratings, grid, systems, ["story", "system"], ["pearson", "kendall"], "rater")
-    alt, notes = alt_test_table(ratings, grid, load_meta(paths, None), epsilon=0.1, chance_draws=3, seed=1)
+    alt, notes = alt_test_table(ratings, grid, load_meta(paths, None), Margin.of(None, None, 0.1), "rater", draws=199,
+                                seed=1)
     files = {"agreement": folder / "agreement.csv", "alt_test": folder / "alt_test.csv"}
     write_csv(agreement, files["agreement"])
     write_csv(alt, files["alt_test"])
@@ -139,22 +141,23 @@ def test_the_alt_test_page_holds_the_verdicts_and_the_reasons(tables):
     write_alt_test_page(page, alt, "mine: alt-test", [files["alt_test"]], "<p>caption</p>", "Settings.", 30)
     text = page_text(page)
     assert f"Wit: {MIN_ANNOTATORS}" in text and f"Pace: {MIN_INSTANCES}" in text  # the sentence per criterion
-    assert "Flow: 1 of 2 tested pass; passes no shuffle matches: Follows" in text
+    assert ("Flow: 1 of 2 tested pass at epsilon 0.1 (the default, the raters' kind not declared); passes beyond "
+            "chance: Follows") in text
     header, *rows = cells(page)
     assert header == ["Criterion", "Metric", "Family", "Verdict", "ω (winning rate)", "ρ (advantage probability)",
-                      "Raters tested", "Shuffles passing", "Why untested"]
+                      "Raters tested", "Chance p (BH)", "Why untested"]
     shown = {(row[0], row[1]): dict(zip(header, row)) for row in rows}
     flow = alt[alt["criterion"] == "Flow"].set_index("metric")
     follows, noise = shown["Flow", "Follows"], shown["Flow", "Noise"]
-    assert follows["Verdict"] == "passes" and noise["Verdict"] == "fails"
+    assert follows["Verdict"] == "passes (ε 0.1)" and noise["Verdict"] == "fails (ε 0.1)"
     assert follows["ω (winning rate)"] == f"{flow.loc['follows', 'omega']:.3f}"
     assert noise["ρ (advantage probability)"] == f"{flow.loc['noise', 'rho']:.3f}"
-    assert follows["Raters tested"] == "4 of 4" and follows["Shuffles passing"] == "0 of 3"
+    assert follows["Raters tested"] == "4 of 4" and follows["Chance p (BH)"] == "0.005 (0.010)"  # no shuffle as good
     assert follows["Why untested"] == ""
     assert shown["Wit", "Noise"]["Verdict"] == "untested" and shown["Wit", "Noise"]["Why untested"] == MIN_ANNOTATORS
     pace = shown["Pace", "Follows"]
     assert pace["Why untested"] == MIN_INSTANCES and pace["ω (winning rate)"] == "–"
-    assert pace["Raters tested"] == "0 of 10" and pace["Shuffles passing"] == "–"  # nothing was shuffled
+    assert pace["Raters tested"] == "0 of 10" and pace["Chance p (BH)"] == "–"  # nothing was shuffled
     assert [key for key in shown][:2] == [("Flow", "Follows"), ("Flow", "Noise")]  # the pass first
 
 
@@ -163,7 +166,7 @@ def test_a_criterion_tested_on_some_raters_says_how_many(tables):
     partly = alt.assign(annotators=np.where(alt["criterion"] == "Flow", 3, alt["annotators"]))
     page = folder / "partly.html"
     write_alt_test_page(page, partly, "mine: alt-test", [files["alt_test"]], "", "", 30)
-    assert ("Flow: 1 of 2 tested pass; passes no shuffle matches: Follows; 3 of 4 raters tested, the other 1 rated "
+    assert ("passes beyond chance: Follows; 3 of 4 raters tested, the other 1 rated "
             "fewer than 30 stories that another rater rated too (min_instances)") in page_text(page)
 
 
@@ -240,18 +243,23 @@ def test_the_rules_plan_both_pages_for_a_set_with_raters(tmp_path, monkeypatch):
         assert page in planned
 
 
-def test_a_pass_that_a_shuffle_matches_is_said_apart():
-    """The chance control in words: passes that a shuffle of the metric's scores matches are counted apart, and only
-    the others are named; the table lists those first."""
+def test_a_pass_chance_would_match_is_said_apart():
+    """The chance control in words: passes whose corrected permutation p is above q are counted apart, only the
+    others are named, and the table lists those first; where the verdict changes with epsilon, the column says
+    so."""
     from storyeval.plots.agreement_pages import alt_test_sentences, alt_test_view
 
     alt = pd.DataFrame({"metric": ["a", "b", "c"], "label": ["A", "B", "C"], "family": "string",
                         "criterion": "Flow", "omega": [1.0, 1.0, 0.0], "rho": [0.50, 0.60, 0.30],
-                        "passed": [True, True, False], "annotators": 3, "raters": 3,
-                        "chance_passes": [0, 2, 0], "chance_draws": 10, "untested_reason": ""})
-    assert alt_test_sentences(alt) == ["Flow: 2 of 3 tested pass, 1 of them passes shuffled too; passes no shuffle "
-                                       "matches: A"]
+                        "passed": [True, True, False], "epsilon": 0.15, "epsilon_source": "skilled raters",
+                        "passes_at": ["0.1 0.15 0.2", "0.15 0.2", ""], "annotators": 3, "raters": 3,
+                        "chance_p": [0.0005, 0.2, 0.9], "chance_q": [0.0015, 0.3, 0.9], "chance_draws": 1999,
+                        "beats_chance": [True, False, False], "untested_reason": ""})
+    assert alt_test_sentences(alt) == ["Flow: 2 of 3 tested pass at epsilon 0.15 (skilled raters), 1 of them not "
+                                       "beyond chance (permutation p after Benjamini-Hochberg above q); passes "
+                                       "beyond chance: A"]
     view = alt_test_view(alt)
     assert view["Metric"].tolist() == ["A", "B", "C"] and "Family" not in view and "Why untested" not in view
-    assert view["Verdict"].tolist() == ["passes", "passes shuffled too", "fails"]
-    assert view["Shuffles passing"].tolist() == ["0 of 10", "2 of 10", "0 of 10"]
+    assert view["Verdict"].tolist() == ["passes (ε 0.15)", "passes, not beyond chance (ε 0.15)", "fails (ε 0.15)"]
+    assert view["Chance p (BH)"].tolist() == ["< 0.001 (0.002)", "0.200 (0.300)", "0.900 (0.900)"]
+    assert view["Across ε 0.1 / 0.15 / 0.2"].tolist() == ["", "passes at 0.15, 0.2; fails at 0.1", ""]

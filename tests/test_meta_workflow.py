@@ -91,9 +91,12 @@ def test_meta_outputs(runs):
     assert (williams["p_bh"].dropna() >= williams["p"][williams["p_bh"].notna()] - 1e-12).all()
     best = read(workdir, "tables/meta_best.csv")
     assert set(best["kind"]) == {"metric", "LLM judge"} and best["rank"].min() == 1
+    design = best[best["grouping"].str.startswith("design: ")]  # the design's answer first, judges beside metrics
+    assert best["grouping"].iat[0] == "design: item" and set(design["grouping"]) == {"design: item", "design: system"}
+    assert set(design["kind"]) == {"metric", "LLM judge"} and design["kind_best"].all()
     consensus = read(workdir, "meta/consensus.csv")
     assert consensus.groupby("level").size().eq(72 + 20 + 20).all()  # metrics, judge x task, judge averages
-    assert list(dict.fromkeys(consensus["level"])) == ["none", "item", "system", "all"]
+    assert list(dict.fromkeys(consensus["level"])) == ["design", "none", "item", "system", "all"]
     assert consensus.groupby("level")["kemeny_rank"].apply(lambda rank: sorted(rank) == list(range(1, 113))).all()
     summary = read(workdir, "meta/consensus_summary.csv")
     assert (summary["kemeny_score"] <= summary["borda_score"]).all()

@@ -85,7 +85,7 @@ def expected_percent(frame: pd.DataFrame, keep=lambda row, column: True) -> dict
 def test_lower_triangle_shows_abs_rounded_percent_and_hides_the_upper_cells(hanna):
     r = matrix(hanna["table"], "metric_metric").iloc[:SMALL, :SMALL].copy()
     r.iloc[5, 2] = np.nan  # a missing correlation is drawn blank
-    figure = correlation_heatmap(r, "Story-level Kendall", lower_triangle=True)
+    figure = correlation_heatmap(r, "Story-level Kendall", lower_triangle=True, absolute=True)  # HANNA's look
     drawn = drawn_numbers(figure)
     assert drawn == expected_percent(r, keep=lambda i, j: j <= i)
     assert (5, 2) not in drawn and all(j <= i for i, j in drawn)
@@ -100,7 +100,7 @@ def test_lower_triangle_shows_abs_rounded_percent_and_hides_the_upper_cells(hann
 
 def test_average_row_is_the_mean_absolute_correlation_over_the_criteria(hanna):
     r = matrix(hanna["table"], "metric_criterion").iloc[:SMALL].T  # rows criteria, columns metrics
-    figure = correlation_heatmap(r, "Story-level Kendall, metrics x criteria", average_row=True)
+    figure = correlation_heatmap(r, "Story-level Kendall, metrics x criteria", average_row=True, absolute=True)
     labels = [label.get_text() for label in figure.axes[0].get_yticklabels()]
     assert labels == CRITERIA + ["Average"]
     drawn = drawn_numbers(figure)
@@ -277,9 +277,9 @@ def test_cell_numbers_draw_the_pixels_of_seaborns_annotations(hanna, tmp_path):
 
     r = matrix(hanna["table"], "metric_metric").iloc[:SMALL, :SMALL]
     shown = pd.DataFrame(percent(r.to_numpy()), index=r.index, columns=r.columns)
-    figure = correlation_heatmap(r, "Story-level Kendall", lower_triangle=True)
+    figure = correlation_heatmap(r, "Story-level Kendall", lower_triangle=True, absolute=True)
     hidden = np.triu(np.ones(shown.shape, dtype=bool), k=1)
-    seaborn_figure = correlation_heatmap(r, "Story-level Kendall", lower_triangle=True)
+    seaborn_figure = correlation_heatmap(r, "Story-level Kendall", lower_triangle=True, absolute=True)
     ax = seaborn_figure.axes[0]
     numbers_artist(seaborn_figure).remove()
     with white_style():

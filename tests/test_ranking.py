@@ -73,9 +73,11 @@ def test_top_metrics_sorted_by_ranked_r_with_registry_tie_break():
             ("system", "pearson", "RE", "c", 0.7),
         ]
     )
-    top = top_metrics(table, 2, "absolute")
-    assert top["metric"].tolist() == ["c", "a"]
-    assert top["ranked_r"].tolist() == pytest.approx([0.7, 0.5])
+    top = top_metrics(table, 2, "absolute")  # |r| of a and b tie at the cut: both kept, b after a by registry order
+    assert top["metric"].tolist() == ["c", "a", "b"]
+    assert top["ranked_r"].tolist() == pytest.approx([0.7, 0.5, 0.5])
+    assert top["rank"].tolist() == [1, 2, 3] and top["tied_rank"].tolist() == [1, 2, 2]
+    assert top_metrics(table, 1, "absolute")["metric"].tolist() == ["c"]  # no tie at the cut: k stays
     # b lower-is-better: its r -0.5 is agreement (0.5 after orientation), tied with a and behind it in registry order;
     # c lower-is-better: its r 0.7 is disagreement and ranks last
     oriented = top_metrics(table.assign(direction=["higher", "lower", "lower"]), 3)

@@ -100,8 +100,9 @@ def test_coefficient_agreement_matches_scipy(correlations):
 def test_top_k_by_coefficient(correlations):
     top = top_k_by_coefficient(correlations, k=5)
     assert set(top["criterion"]) == {"Relevance", "Coherence", "Surprise"} and set(top["level"]) == {"system"}
-    assert len(top) == 3 * 3 * 5
+    assert len(top) >= 3 * 3 * 5
     rows = correlations[(correlations["kind"] == "metric_criterion") & (correlations["level"] == "system")]
     for (coefficient, criterion), block in top.groupby(["coefficient", "criterion"]):
-        column = rows[(rows["coefficient"] == coefficient) & (rows["y"] == criterion)]["r"].abs()
-        assert np.allclose(block["abs_r"], np.sort(column.to_numpy())[::-1][:5])
+        column = np.sort(rows[(rows["coefficient"] == coefficient) & (rows["y"] == criterion)]["r"].abs())[::-1]
+        # the top 5, and every metric tied with the 5th (a tie at the cut is kept whole)
+        assert np.allclose(block["abs_r"], column[:len(block)]) and len(block) == np.sum(column >= column[4] - 1e-12)

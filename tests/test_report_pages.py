@@ -107,7 +107,7 @@ def test_caption_on_the_page_reads_as_the_reports(caption):
 
 # The cross-dataset benchmark's caption speaks of every dataset (storyeval.workflow.benchmark), not of a score set.
 BENCHMARK_FACTS = {"answer": "**Across datasets:** BLEU is in the top cluster on 2 datasets.",
-                   "groupings": "hanna: item", "coefficient": "kendall"}
+                   "studies": "hanna-annotations: hanna", "min_studies": "2"}
 HANNA_SHAPE = {"levels": ["story", "system"], "systems": True, "subset": True, "criteria": CRITERIA}
 POOLED_SHAPE = {"levels": ["story"], "systems": False, "subset": False}
 HANNA_ONLY = ["Human reference stories", "TACL", "†", "Houairi & Thiounn's Tab. 2", "of HANNA's scores",
@@ -458,7 +458,8 @@ def test_the_landing_page_states_the_answers(tmp_path):
     assert "Flow chrF 0.500 (cluster 1) > Judge 0.400" not in full
     answer = best_answer(best, "hanna, released scores", "pearson")
     assert "Flow chrF 0.500 (cluster 1) > Judge 0.400 (cluster 2); Wit Judge 0.600 (cluster 1) > BLEU 0.300" in answer
-    assert "An LLM judge leads 1 of 2 cells, a metric 1; an LLM judge is in the best cluster in 1." in answer
+    assert "Of the 2 cells where LLM judges and metrics were both measured, an LLM judge leads 1, a metric 1; an LLM " \
+           "judge is in the best cluster in 1." in answer
     assert "Tab. 7" in full
     own = landing(tmp_path, {"mine, computed scores": {"Figures": ["meta_best.html"]}})  # judges configured for it
     assert "which LLM judge configured for this dataset" in own and "Tab. 7" not in own

@@ -15,7 +15,7 @@ from storyeval.stats.intervals import t_interval
 from storyeval.stats.ranking import borda, top_metrics
 
 KINDS = ("criteria", "metric_criterion", "metric_metric")
-BORDA_LEVELS = {"story": ["story"], "system": ["system"], "global": ["story", "system"]}
+BORDA_LEVELS = {"design": ["design"], "story": ["story"], "system": ["system"], "global": ["story", "system"]}
 
 
 def _pairs(kind: str, human: Cube, metrics: Cube) -> tuple[Cube, Cube]:
@@ -88,14 +88,28 @@ def system_variant(correlations: pd.DataFrame, human: Cube, metrics: Cube, coeff
 
 
 def rankings(correlations: pd.DataFrame, registry: pd.DataFrame, top_k: int, borda_ties: str = "average",
-             orientation: str = "oriented") -> tuple[pd.DataFrame, pd.DataFrame]:
+             orientation: str = "oriented", answer: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(Tab. 5, 8, 9's top `top_k` metrics per criterion; Tab. 6's Borda counts of each BORDA_LEVELS group whose
     levels the correlations have, `borda_ties` as stats.ranking.borda_points), each metric with its label (a
-    degenerate release marked †, keeping its rank); both rank by stats.ranking.ranked_r under `orientation`."""
+    degenerate release marked †, keeping its rank); both rank by stats.ranking.ranked_r under `orientation`.
+    `answer` (answer.csv, storyeval.stats.answer): its story-level Pearson r, under the statistic the design calls
+    for, ranked and counted too as level "design", so that the tables show the design's answer beside the papers'."""
+    if answer is not None:
+        correlations = pd.concat([correlations, design_correlations(answer, registry)], ignore_index=True)
     table = metric_criterion_table(correlations, registry)
     groups = {name: levels for name, levels in BORDA_LEVELS.items() if set(levels) <= set(table["level"])}
     return (with_labels(top_metrics(table, top_k, orientation), registry),
             with_labels(borda(table, groups, borda_ties, orientation), registry))
+
+
+def design_correlations(answer: pd.DataFrame, registry: pd.DataFrame) -> pd.DataFrame:
+    """The answer's story-level rows as correlations.csv rows (kind metric_criterion, level design, Pearson), its r
+    back to the metric's own sign (the answer orients it: a lower-is-better metric negated)."""
+    rows = answer[answer["level"] == "story"]
+    lower = rows["metric"].map(registry.set_index("slug")["direction"]).eq("lower")
+    return pd.DataFrame({"kind": "metric_criterion", "level": "design", "coefficient": "pearson",
+                         "x": rows["metric"], "y": rows["criterion"], "r": rows["r"].where(~lower, -rows["r"]),
+                         "n": np.nan})
 
 
 SYSTEM_MEANS_UNITS = ("story", "rating")  # config analysis.system_means_unit

@@ -26,6 +26,7 @@ workflow's `correlations.csv`.
 from __future__ import annotations
 
 import inspect
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,12 +35,13 @@ import pandas as pd
 from storyeval.analysis import correlation_table
 from storyeval.data.scoreset import Cube, build_cube
 from storyeval.errors import InputError
-from storyeval.limits import check_text
+from storyeval.limits import ABSURD, check_text
 from storyeval.metrics import catalog
 from storyeval.parameters import JUDGE, metric_parameters
 from storyeval.parameters import check as check_parameters
 from storyeval.stats.correlation import COEFFICIENTS, LEVELS
 from storyeval.text.datasets import finish, prompt_ids
+from storyeval.text.layouts import OUTLIER, far_out
 
 Texts = Sequence[str] | pd.Series
 
@@ -87,6 +89,21 @@ def finite_frame(frame: object, what: str, name: str) -> pd.DataFrame:
         raise InputError(f"{name}: {what} holds {str(frame.iat[row, column])[:40]} (not a finite number) in column "
                          f"{frame.columns[column]!r}, story {frame.index[row]!r} ({len(bad)} such cells); fix: "
                          "drop those stories or columns, or give finite numbers")
+    huge = np.argwhere(np.abs(np.nan_to_num(values)) > ABSURD)  # as the workflow refuses in a table of one's own
+    if huge.size:
+        row, column = huge[0]
+        raise InputError(f"{name}: {what} holds {values[row, column]:g} in column {frame.columns[column]!r}, story "
+                         f"{frame.index[row]!r}, beyond {ABSURD:g} in size, which no score or rating is "
+                         f"({len(huge)} such cells); fix: correct it, or drop that story")
+    if what == "human":  # the workflow's warning on ratings of no declared scale (storyeval.text.layouts.unscaled)
+        for column, ratings in zip(frame.columns, values.T):
+            outside, low, high = far_out(ratings)
+            if outside.any():
+                story = frame.index[np.flatnonzero(outside)[0]]
+                warnings.warn(f"{name}: human rating {ratings[outside][0]:g} on {column!r}, story {story!r}, lies "
+                              f"over {OUTLIER:,} interquartile ranges outside the bulk of its ratings (quartiles "
+                              f"{low:g} and {high:g}; {int(outside.sum())} such ratings): the correlations include "
+                              "it; fix: correct it, or drop that story", stacklevel=3)
     return frame
 
 
@@ -247,7 +264,8 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
           template: str | None = None, prompts: Texts | None = None, references: Texts | None = None,
           story_ids: Sequence | None = None, revision: str | None = None, device: str | None = None,
           batch_size: int = 8, batch_tokens: int = 8192, max_new_tokens: int = 32, dtype: str = "auto",
-          served: str | None = None, tokenizer: str | None = None, top_logprobs: int = 20) -> pd.DataFrame:
+          served: str | None = None, tokenizer: str | None = None, top_logprobs: int = 20, truncate: str = "none",
+          max_length: int | None = None, cache: str | None = None) -> pd.DataFrame:
     """Ratings 1-5 of an LLM judge (`storyeval.judges.rate`), one column per criterion, one row per story: the
     numbers of the workflow's judge job with the same template and settings (config `judges`).
 
@@ -256,8 +274,12 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
     (G-Eval's probability-weighted rating) or generate (the greedy answer, parsed; NaN where it holds no rating);
     `template`: a file of storyeval/judges/templates (default tacl-1 with `prompts`, geval without) or a .yaml
     path. A `model` URL is an OpenAI-compatible server (storyeval.judges.http): `served` names its model,
-    `tokenizer` a local copy of its tokenizer, `top_logprobs` how many next tokens mode expected reads. Settings
-    outside storyeval.parameters.JUDGE's ranges are refused before anything loads.
+    `tokenizer` a local copy of its tokenizer, `top_logprobs` how many next tokens mode expected reads. A prompt
+    past the window (`max_length`, default the model's) is left out (`truncate` none: NaN) or its story cut (head,
+    middle; storyeval.judges.window). Every NaN is counted in one logged line and in the frame's `attrs`
+    (parse_failures, past_window, truncated). `cache`: a file of answers kept between calls (storyeval.judges.cache;
+    the workflow's judges.cache). Settings outside storyeval.parameters.JUDGE's ranges are refused before anything
+    loads.
     """
     from storyeval.judges.prompts import hanna_criteria, load_template
     from storyeval.judges.rate import Settings, rate
@@ -265,7 +287,7 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
     if isinstance(criteria, str):  # one criterion, not its letters
         criteria = [criteria]
     settings = {"mode": mode, "batch_size": batch_size, "batch_tokens": batch_tokens, "max_new_tokens": max_new_tokens,
-                "dtype": dtype, "top_logprobs": top_logprobs}
+                "dtype": dtype, "top_logprobs": top_logprobs, "truncate": truncate, "max_length": max_length}
     check_parameters(settings, JUDGE, "judge:")
     if not isinstance(criteria, dict):
         unknown = [name for name in criteria if name not in hanna_criteria()]
@@ -275,5 +297,7 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
         criteria = {name: hanna_criteria()[name] for name in criteria}
     texts = texts_table(stories, references=references, prompts=prompts, story_ids=story_ids, name="judge")
     chosen = load_template(template or ("geval" if prompts is None else "tacl-1"))
-    return rate(texts, dict(criteria), chosen, model, Settings(**settings), revision, device, served=served,
-                tokenizer=tokenizer)[0]
+    scores, _, run = rate(texts, dict(criteria), chosen, model, Settings(**settings), revision, device, served=served,
+                          tokenizer=tokenizer, cache=cache)
+    scores.attrs = {key: run[key] for key in ("parse_failures", "past_window", "truncated")}  # also logged, one line
+    return scores

@@ -23,6 +23,7 @@ import yaml
 from scipy import stats
 
 from storyeval.analysis import as_written, rankings, system_means, system_variant
+from storyeval.configfiles import DataLoader, check_config_file
 from storyeval.data.load import needs_exact_means, reanalysis_recomputes
 from storyeval.data.registry import RELEASED_RATERS, resolve_metrics
 from storyeval.data.scoreset import Cube
@@ -32,7 +33,9 @@ from storyeval.stats.correlation import COEFFICIENTS, authors_means, merge_float
 from storyeval.stats.kendall import kendall
 from storyeval.stats.reanalysis import mendras_nietge
 
-STATUSES = ("exact", "within printed precision", "explained deviation", "unexplained")
+STATUSES = ("exact", "within printed precision", "explained deviation", "unexplained", "not computed")
+SHORT = {"exact": "exact", "within printed precision": "within", "explained deviation": "explained",
+         "unexplained": "unexplained", "not computed": "not computed"}
 # The paper-exact profile's switches: config key -> what its non-default value reproduces (one sentence each).
 SWITCHES = {
     "analysis.system_ties": "HANNA's notebook broke equal system means by their last float bit "
@@ -56,6 +59,8 @@ SWITCHES = {
 # Why a printed number stays out of reach of the released data, by table (applies only where it deviates).
 DATA_LIMITS = {
     "hanna_tab3_icc2k": RELEASED_RATERS,
+}
+NOT_COMPUTED = {  # printed numbers storyeval has nothing to compare with: neither explained nor unexplained
     "storyer_tab3": "StoryER's trained model and its perplexity baseline's setup were not released; storyeval's "
                     "own evaluator is a retrained stand-in and is not compared",
 }
@@ -100,7 +105,7 @@ def read_paper_values(path: str | Path) -> dict:
             f"{path}: the papers' printed numbers are not there; fix: set audit.paper_values in config "
             "to the file (src/storyeval/printed_numbers.yaml in the repository)"
         )
-    tables = yaml.safe_load(path.read_text(encoding="utf-8"))
+    tables = yaml.load(path.read_text(encoding="utf-8"), Loader=DataLoader)  # aliases bounded, keys once
     bad = [
         name
         for name, table in (tables or {}).items()
@@ -458,7 +463,9 @@ def items(paper_values: Mapping) -> list[Item]:
 def status(grade: str, table: str, switched: list[str], evidence: str | None = None) -> tuple[str, str]:
     """(status, explanation) of a grade: a deviation is explained by the switches that change it (each one's
     claim checked against the numbers, `claims_hold`), by the table's data limits, or by `evidence` computed from
-    the data (`swap_evidence`); else it is unexplained."""
+    the data (`swap_evidence`); else it is unexplained. A table storyeval does not compute is not computed."""
+    if table in NOT_COMPUTED:
+        return "not computed", NOT_COMPUTED[table] + "."
     if grade == "exact":
         return "exact", ""
     if grade == "within":
@@ -667,6 +674,7 @@ def _counts(table: pd.DataFrame) -> str:
         f"{counts['exact']} of {counts['numbers']} published numbers reproduced exactly "
         f"({counts['within printed precision']} more within printed precision), "
         f"{counts['explained deviation']} explained, {counts['unexplained']} unexplained"
+        + (f", {counts['not computed']} not computed" if counts["not computed"] else "")
     )
 
 
@@ -687,7 +695,7 @@ def readme_counts(table: pd.DataFrame) -> str:
     """The README's first-screen counts (a test compares them with the README): the paper-exact profile's, then
     the default settings'."""
     default = summary(table.assign(status=table["default_status"]))
-    tally = ", ".join(f"{default[status]} {status.split()[0]}" for status in STATUSES if default[status])
+    tally = ", ".join(f"{default[status]} {SHORT[status]}" for status in STATUSES if default[status])
     return f"**Reproduction audit: {_counts(table)}** under `config/paper-exact.yaml` (default settings: {tally})."
 
 
@@ -731,6 +739,7 @@ def layered(config: Mapping, profile: str | Path) -> dict:
             f"{path}: the paper-exact profile is not there; fix: set audit.profile in config to it "
             "(config/paper-exact.yaml in the repository)"
         )
+    check_config_file(path)  # plain YAML data, its aliases bounded, as every config file
     content = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     merged = {section: dict(values) if isinstance(values, Mapping) else values for section, values in config.items()}
     for section, values in content.items():
@@ -779,6 +788,14 @@ def findings(inputs: Inputs, table: pd.DataFrame) -> list[str]:
     return lines
 
 
+def per_table(table: pd.DataFrame) -> pd.DataFrame:
+    """paper (its table), numbers and one count a status (paper-exact profile), in the audit's order: the
+    summary the audit opens with."""
+    tally = pd.crosstab(table["paper"], table["status"]).reindex(columns=list(STATUSES), fill_value=0)
+    tally = tally.reindex(list(dict.fromkeys(table["paper"])))
+    return tally.assign(numbers=tally.sum(axis=1))[["numbers", *STATUSES]].rename(columns=SHORT).reset_index()
+
+
 def markdown(table: pd.DataFrame, notes: list[str]) -> str:
     counts = summary(table)
     head = "\n".join(f"- {line}" for line in notes)
@@ -786,5 +803,6 @@ def markdown(table: pd.DataFrame, notes: list[str]) -> str:
     return (
         f"# Reproduction audit\n\n**{headline(table)}.**\n\n{tally} (paper-exact profile; default settings: "
         f"{', '.join(f'{status}: {n}' for status, n in table['default_status'].value_counts().items())}).\n\n"
+        f"## Per table\n\n{markdown_table(per_table(table))}\n\n"
         f"## Findings\n\n{head}\n\n## Every printed number\n\n{markdown_table(table)}\n"
     )

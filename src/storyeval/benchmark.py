@@ -1,23 +1,25 @@
-"""One table across datasets: which metrics and LLM judges agree with human judgment on several datasets, and which
-on one only.
+"""One table across datasets: which metrics and LLM judges agree with human judgment, ranked by how well they do
+where they are measured.
 
-Each rated (dataset, score set) is meta-evaluated on its own (storyeval.stats.meta): per criterion and grouping a
-correlation of every column with the ratings, its BOOT-BOTH interval and its PERM-BOTH significance cluster
-(Deutsch, Dror & Roth 2021; WMT's clusters, Freitag et al. 2023). The benchmark puts these side by side:
+Each rated dataset is answered once (storyeval.stats.answer, rule dataset_answer): every score set of it (the
+authors' released outputs and judges, the metrics and judges computed here) on the stories they all score, with the
+statistic the dataset's design calls for, a bootstrap interval over what the design lets vary, and a top cluster
+(the best column and those not significantly below it). A cell is one dataset x level x criterion, as a column of
+WMT's metrics-task tables (Freitag et al. 2023) is one language pair; the benchmark puts the cells side by side:
 
 - `criteria_terms` names each dataset's criteria in one vocabulary (TERMS), so that HANNA's Coherence, DeltaScore's
-  coherence and logicality stand in one group of columns; a criterion that fits no term keeps its own name and is
-  marked unmapped.
-- `benchmark_table`: one row per column (metric or judge) x dataset x criterion, with its r, interval, cluster,
-  rank in the cell, registry label and family, the shared term, confound flags, the human ceiling and the
-  Alternative Annotator Test's verdict (storyeval.stats.agreement, with its chance control).
-- `summary`: per metric (a judge's ratings of every criterion are one item, storyeval.stats.meta.ranked_items)
-  across datasets, as WMT summarises its language pairs (Freitag et al. 2023): in how many datasets and cells it is
-  in the top cluster, and its mean normalised rank.
-- `answer`: the report's opening sentences.
+  coherence and logicality stand in one group of columns; a criterion that fits no term keeps its own name.
+- `benchmark_table`: one row per column (metric or judge) x cell: its r, interval, rank in the cell, top cluster,
+  whether the cell is decided (a top cluster that holds most columns, or a best whose interval reaches 0, decides
+  nothing and counts for nobody), the writer baseline, the human ceiling and the alt-test's verdict.
+- `summary`: per metric or judge (a judge's ratings of every criterion are one item) over the story-level cells
+  where it is measured: its mean normalised rank ((rank - 1) / (cell size - 1), 0 best: comparable across cells of
+  different sizes), its wins (top cluster of a decided cell), and its coverage (studies and cells) as columns of
+  their own. Rankings are over the columns measured in at least `min_studies` studies; r of different datasets
+  are never averaged (their stories, raters and scales differ).
+- `answer`: the report's opening, a short table.
 
-A cluster is defined within one dataset and criterion only: the summary counts clusters, it never compares an r
-of one dataset with an r of another (their stories, raters and scales differ).
+A study is a paper: its corpora (UNION's ROCStories and WritingPrompts sets) are cells of one study.
 """
 
 from __future__ import annotations
@@ -28,168 +30,109 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from storyeval.data.hanna_judges import FAMILY
-from storyeval.stats.confounds import flagged
-from storyeval.stats.meta import ranked_items
+from storyeval.stats.alttest import PASSES, verdicts
 from storyeval.vocabulary import TERMS, criteria_terms, normalised
-
-# Which level of the human agreement (agreement.csv) bounds the correlations of each grouping: grouping none and item
-# correlate stories, system the systems' means.
-CEILING_LEVEL = {"none": "story", "item": "story", "system": "system"}
 
 
 @dataclass(frozen=True)
-class ScoreSetResults:
-    """What the meta-evaluation wrote for one rated (dataset, score set) at the benchmark's grouping."""
+class DatasetAnswer:
+    """What rule dataset_answer wrote for one rated dataset, and what the benchmark adds to it."""
 
     dataset: str
-    scoreset: str
-    grouping: str
-    intervals: pd.DataFrame  # meta/boot_both_<grouping>.csv: grouping, coefficient, metric, label, family, criterion,
-    #                          r, ci_low, ci_high
-    clusters: pd.DataFrame  # meta/clusters_<grouping>.csv: grouping, coefficient, criterion, metric, rank
-    registry: pd.DataFrame  # metrics.csv (and the judges' registry beside HANNA's released scores)
-    confounds: pd.DataFrame  # confounds.csv: coefficient, metric, criterion, system, length, confound
-    agreement: pd.DataFrame | None = None  # agreement.csv: criterion, level, coefficient, ceiling; None: absent
-    terms: pd.DataFrame = field(default_factory=pd.DataFrame)  # criteria_terms' rows of this dataset; a criterion
-    #                                                            not among them gets the default map
-    alt_test: pd.DataFrame | None = None  # alt_test.csv: metric, criterion, omega, passed, chance_passes; None: absent
-
-    @property
-    def name(self) -> str:
-        return f"{self.dataset} ({self.scoreset})"
+    study: str  # the paper; its corpora count as one study
+    rows: pd.DataFrame  # answer.csv: level, criterion, statistic, metric, label, kind, r, ci_low, ci_high, rank, top,
+    #                     against_direction, beats_writer, scoreset, source_slug, item, item_label
+    summary: pd.DataFrame  # answer_summary.csv: level, criterion, stories, columns, top_size, decided, ceiling, ...
+    terms: pd.DataFrame = field(default_factory=pd.DataFrame)  # criteria_terms' rows of this dataset
+    alt_test: pd.DataFrame | None = None  # the score sets' alt_test.csv with a scoreset column; None: absent
 
 
-TABLE_COLUMNS = ["dataset", "scoreset", "set", "grouping", "coefficient", "criterion", "term", "term_source",
-                 "metric", "item", "label", "family", "kind", "r", "ci_low", "ci_high", "cluster", "top",
-                 "top_size", "separates", "rank", "cell_size", "rank_share", "confound", "ceiling",
-                 "ceiling_coefficient", "alt_test"]
-# The alt-test's verdict on a cell: it passes; it passes as a shuffle of its scores does too (chance_passes > 0:
-# the pass means nothing); it fails; or it was not tested (too few raters or stories).
-PASSES, PASSES_SHUFFLED, FAILS, UNTESTED = ALT_VERDICTS = ("passes", "passes shuffled too", "fails", "untested")
+TABLE_COLUMNS = ["study", "dataset", "level", "criterion", "term", "term_source", "statistic", "metric", "item",
+                 "label", "kind", "scoreset", "r", "ci_low", "ci_high", "rank", "cell_size", "rank_share", "top",
+                 "top_size", "decided", "beats_writer", "against_direction", "stories", "writers", "ceiling",
+                 "writer_baseline", "alt_test"]
+# The alt-test's verdict on a cell (storyeval.stats.alttest.verdicts): passes beyond chance; passes, not beyond
+# chance; fails; untested.
 
 
 def alt_verdicts(alt_test: pd.DataFrame | None) -> pd.DataFrame:
-    """criterion, metric, alt_test: the verdict (ALT_VERDICTS) of each column the alt-test tested."""
-    columns = ["criterion", "metric", "alt_test"]
+    """scoreset, criterion, source_slug, alt_test: the verdict (ALT_VERDICTS) of each column the alt-test tested."""
+    columns = ["scoreset", "criterion", "source_slug", "alt_test"]
     if alt_test is None or alt_test.empty:
         return pd.DataFrame(columns=columns)
-    passed = alt_test["passed"].astype(bool)
-    verdict = np.select([alt_test["omega"].isna(), passed & (alt_test["chance_passes"] > 0), passed],
-                        [UNTESTED, PASSES_SHUFFLED, PASSES], FAILS)
-    return alt_test.assign(alt_test=verdict)[columns]
+    return alt_test.assign(alt_test=verdicts(alt_test)).rename(columns={"metric": "source_slug"})[columns]
 
 
-def ceilings(agreement: pd.DataFrame | None, grouping: str, coefficient: str) -> pd.DataFrame:
-    """criterion, ceiling, ceiling_coefficient: the human ceiling of each criterion at the grouping's level
-    (CEILING_LEVEL; a row whose level is the grouping's own name counts too). Where agreement.csv holds several
-    coefficients for a criterion and level, the one named `coefficient` is taken, else the first listed."""
-    columns = ["criterion", "ceiling", "ceiling_coefficient"]
-    if agreement is None or agreement.empty:
-        return pd.DataFrame(columns=columns)
-    rows = agreement[agreement["level"].isin([CEILING_LEVEL[grouping], grouping])]
-    rows = rows.assign(preferred=rows["coefficient"] != coefficient).sort_values("preferred", kind="stable")
-    rows = rows.drop_duplicates("criterion").rename(columns={"coefficient": "ceiling_coefficient"})
-    return rows[columns]
-
-
-def set_table(results: ScoreSetResults) -> pd.DataFrame:
-    """One score set's rows of the benchmark table (TABLE_COLUMNS)."""
-    keys = ["grouping", "coefficient", "criterion", "metric"]
-    rows = results.intervals.merge(results.clusters[keys + ["rank"]].rename(columns={"rank": "cluster"}), on=keys,
-                                   how="left", validate="1:1")
-    items = ranked_items(results.registry).set_index("slug")
-    rows = rows.assign(dataset=results.dataset, scoreset=results.scoreset, set=results.name,
-                       item=rows["metric"].map(items["item"]).fillna(rows["metric"]),
-                       label=rows["metric"].map(items["label"]).fillna(rows["label"]),
-                       kind=np.where(rows["family"] == FAMILY, "LLM judge", "metric"),
-                       top=rows["cluster"].eq(1))
-    cell = rows.groupby("criterion", sort=False)["r"]
-    rows["rank"] = cell.rank(ascending=False, method="min")  # 1: the largest r of the cell; NaN r: no rank
+def dataset_table(answer: DatasetAnswer) -> pd.DataFrame:
+    """One dataset's rows of the benchmark table (TABLE_COLUMNS); the writer baseline is no column of its own."""
+    rows = answer.rows[answer.rows["r"].notna()].copy()
+    cell = rows.groupby(["level", "criterion"], sort=False)["r"]
     rows["cell_size"] = cell.transform("count")
+    rows["rank"] = cell.rank(ascending=False, method="min")  # 1: the largest r of the cell
     rows["rank_share"] = ((rows["rank"] - 1) / (rows["cell_size"] - 1)).where(rows["cell_size"] > 1, 0.0)
-    rows["rank_share"] = rows["rank_share"].where(rows["rank"].notna())
-    # A top cluster that holds every ranked column separates none from the best (too few stories to tell the
-    # columns apart): a place in it says nothing, and the summary does not count it.
-    rows["top_size"] = rows.groupby("criterion", sort=False)["top"].transform("sum").astype(int)
-    rows["separates"] = rows["top_size"] < rows["cell_size"]
-    confound_keys = {"coefficient": "coefficient", "metric": "metric", "criterion": "criterion"}
-    # Grouping none pools the systems' stories: both flags; the per-prompt and system groupings pool no systems,
-    # so only the length flag holds there (storyeval.stats.confounds.flagged).
-    rows = flagged(rows, results.confounds, confound_keys, system=results.grouping == "none")
-    named = set(results.terms["criterion"]) if not results.terms.empty else set()
-    rest = criteria_terms({results.dataset: [name for name in rows["criterion"].unique() if name not in named]})
-    terms = pd.concat([frame for frame in (results.terms, rest) if not frame.empty]) if named else rest
+    facts = answer.summary[["level", "criterion", "stories", "writers", "top_size", "decided", "ceiling",
+                            "writer_baseline"]]
+    rows = rows.merge(facts, on=["level", "criterion"], how="left", validate="m:1")
+    rows["top"] = rows["top"].astype(bool)
+    named = set(answer.terms["criterion"]) if not answer.terms.empty else set()
+    rest = criteria_terms({answer.dataset: [name for name in rows["criterion"].unique() if name not in named]})
+    terms = pd.concat([frame for frame in (answer.terms, rest) if not frame.empty]) if named else rest
     rows = rows.merge(terms[["criterion", "term", "term_source"]], on="criterion", how="left", validate="m:1")
-    rows = rows.merge(ceilings(results.agreement, results.grouping, rows["coefficient"].iat[0] if len(rows) else ""),
-                      on="criterion", how="left", validate="m:1")
-    rows = rows.merge(alt_verdicts(results.alt_test), on=["criterion", "metric"], how="left", validate="1:1")
+    rows = rows.merge(alt_verdicts(answer.alt_test), on=["scoreset", "criterion", "source_slug"], how="left",
+                      validate="m:1")
+    rows = rows.assign(study=answer.study, dataset=answer.dataset, label=rows["item_label"].fillna(rows["label"]))
     return rows.reindex(columns=TABLE_COLUMNS)
 
 
-def benchmark_table(sets: Sequence[ScoreSetResults]) -> pd.DataFrame:
-    """Every column (metric or judge) x dataset x criterion of the rated score sets, in their order, each cell's
-    best first (TABLE_COLUMNS): r (oriented: higher agrees more), BOOT-BOTH ci_low and ci_high, cluster (PERM-BOTH
-    significance cluster within the dataset and criterion, 1 = top) and top (cluster 1), rank (by r, 1 = best, ties
-    share the lowest) of cell_size ranked columns and rank_share = (rank - 1) / (cell_size - 1) (0 best, 1 last),
-    the shared term and its source, confound (confounds.csv's words), the human ceiling (NaN: no
-    agreement.csv, or no row for the criterion and level) and alt_test (ALT_VERDICTS; empty: no alt_test.csv)."""
-    table = pd.concat([set_table(results) for results in sets], ignore_index=True)
-    table["order"] = table.groupby(["set", "criterion"], sort=False).ngroup()
-    table = table.sort_values(["order", "rank", "metric"], kind="stable", na_position="last")
+def benchmark_table(answers: Sequence[DatasetAnswer]) -> pd.DataFrame:
+    """Every column (metric or judge) x dataset x level x criterion, in the datasets' order, each cell's best first
+    (TABLE_COLUMNS): r (oriented: higher agrees more) with its interval, rank (1 = best, ties share the lowest) of
+    cell_size columns with an r and rank_share = (rank - 1) / (cell_size - 1) (0 best, 1 last), top (the cell's top
+    cluster; a column without r never), decided (the cell tells its best apart: a top cluster of at most half the
+    columns, the best's interval above 0), beats_writer (above the which-writer baseline), the cell's stories,
+    writers, human ceiling and writer baseline, the shared term and the alt-test's verdict."""
+    table = pd.concat([dataset_table(answer) for answer in answers], ignore_index=True)
+    table["order"] = table.groupby(["dataset", "level", "criterion"], sort=False).ngroup()
+    table = table.sort_values(["order", "rank", "metric"], kind="stable")
     return table.drop(columns="order").reset_index(drop=True)
 
 
-SUMMARY_COLUMNS = ["item", "label", "family", "kind", "datasets", "datasets_top", "cells", "cells_top",
-                   "cells_undecided", "cells_alt_pass", "mean_rank", "mean_rank_share", "mean_r", "top_confounded",
-                   "top_in"]
+SUMMARY_COLUMNS = ["rank", "item", "label", "kind", "studies", "cells", "mean_rank_share", "wins", "cells_decided",
+                   "beats_writer", "against_direction", "alt_passes", "win_cells"]
 
 
-def summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per metric or judge (item) across the benchmark table, the best first: datasets (distinct datasets where it
-    is measured; HANNA's released and computed scores are one dataset), datasets_top (datasets where it is in the
-    top cluster of at least one criterion whose top cluster separates: leaves some column out), cells and cells_top
-    ((score set, criterion) cells where it has an r, and those where it is in a separating top cluster),
-    cells_undecided (cells whose top cluster holds every column: no column told apart from the best),
-    cells_alt_pass (cells where it passes the alt-test and no shuffle of its scores does), mean_rank
-    (mean of its per-cell ranks) and mean_rank_share (mean of rank_share: per-cell ranks normalised by the cell's
-    number of columns, comparable across datasets with different metric sets), mean_r (a plain mean over cells, for
-    orientation only: r of different datasets are not on one scale), top_confounded (top cells flagged in
-    confounds.csv) and top_in (the sets and criteria of its top cells). Sorted by datasets_top, cells_top (more
-    first), mean_rank_share (lower first), then label."""
-    measured = table[table["r"].notna()]
-    top = measured[measured["top"] & measured["separates"]]
-    grouped = measured.groupby("item", sort=False)
+def summary(table: pd.DataFrame, min_studies: int = 2) -> pd.DataFrame:
+    """Per metric or judge (item) over the story-level cells where it has an r: rank (by mean_rank_share, lower
+    first, among the items measured in at least min(`min_studies`, the studies in the table) studies; NaN: below
+    that coverage), studies and cells (its coverage), mean_rank_share (its quality where measured), wins (decided
+    cells where it is in the top cluster) of cells_decided, beats_writer (cells where it beats the which-writer
+    baseline), against_direction (cells where it correlates against its declared direction), alt_passes (cells
+    where it passes the alt-test and no shuffle of its scores does) and win_cells (where it wins)."""
+    story = table[table["level"] == "story"]
+    won = story[story["top"] & story["decided"]]
+    grouped = story.groupby("item", sort=False)
     result = pd.DataFrame({
         "label": grouped["label"].first(),
-        "family": grouped["family"].first(),
         "kind": grouped["kind"].first(),
-        "datasets": grouped["dataset"].nunique(),
-        "datasets_top": top.groupby("item")["dataset"].nunique(),
+        "studies": grouped["study"].nunique(),
         "cells": grouped.size(),
-        "cells_top": top.groupby("item").size(),
-        "cells_undecided": (~measured["separates"]).groupby(measured["item"], sort=False).sum(),
-        "cells_alt_pass": measured["alt_test"].eq(PASSES).groupby(measured["item"], sort=False).sum(),
-        "mean_rank": grouped["rank"].mean(),
         "mean_rank_share": grouped["rank_share"].mean(),
-        "mean_r": grouped["r"].mean(),
-        "top_confounded": top[top["confound"].fillna("") != ""].groupby("item").size(),
-        "top_in": top_cells(top),
+        "wins": won.groupby("item").size(),
+        "cells_decided": grouped["decided"].sum(),
+        "beats_writer": grouped["beats_writer"].apply(lambda values: values.fillna(False).astype(bool).sum()),
+        "against_direction": grouped["against_direction"].sum(),
+        "alt_passes": story["alt_test"].eq(PASSES).groupby(story["item"], sort=False).sum(),
+        "win_cells": (won["dataset"] + " " + won["criterion"]).groupby(won["item"], sort=False).agg("; ".join),
     })
-    counts = ["datasets_top", "cells_top", "cells_undecided", "cells_alt_pass", "top_confounded"]
+    counts = ["wins", "cells_decided", "beats_writer", "against_direction", "alt_passes"]
     result[counts] = result[counts].fillna(0).astype(int)
-    result["top_in"] = result["top_in"].fillna("")
+    result["win_cells"] = result["win_cells"].fillna("")
     result = result.rename_axis("item").reset_index()
-    result = result.sort_values(["datasets_top", "cells_top", "mean_rank_share", "label"],
-                                ascending=[False, False, True, True], kind="stable")
+    gate = min(min_studies, int(story["study"].nunique()) or 1)
+    result = result.assign(below=result["studies"] < gate).sort_values(
+        ["below", "mean_rank_share", "wins", "label"], ascending=[True, True, False, True], kind="stable")
+    result["rank"] = result["mean_rank_share"].where(~result["below"]).rank(method="min")
     return result[SUMMARY_COLUMNS].reset_index(drop=True)
-
-
-def top_cells(top: pd.DataFrame) -> pd.Series:
-    """item -> where it is in a separating top cluster, one score set after another: "hanna (released):
-    Coherence, Empathy"."""
-    by_set = top.groupby(["item", "set"], sort=False)["criterion"].agg(", ".join).reset_index()
-    return (by_set["set"] + ": " + by_set["criterion"]).groupby(by_set["item"], sort=False).agg("; ".join)
 
 
 def listed(names: Sequence[str], most: int = 10) -> str:
@@ -197,92 +140,82 @@ def listed(names: Sequence[str], most: int = 10) -> str:
     return shown + (f" and {len(names) - most} more (summary.csv)" if len(names) > most else "")
 
 
-def answer(table: pd.DataFrame, ranked: pd.DataFrame) -> str:
-    """The report's opening (one paragraph of reStructuredText): which metrics and judges are in the top cluster on
-    at least two datasets, which on one only, the best of each kind by the summary's order (never hidden behind
-    the others), and how many top cells carry a confound."""
-    datasets = table["dataset"].nunique()
-    cells = table.drop_duplicates(["set", "criterion"])
-    sets = table["set"].nunique()
-    head = (f"**Across {datasets} dataset{'s' * (datasets != 1)} ({listed(list(dict.fromkeys(table['dataset'])))}; "
-            f"{sets} score set{'s' * (sets != 1)}) and {len(cells)} dataset x criterion cells**")
-    named = ranked.assign(said=ranked["label"] + " (" + ranked["datasets_top"].astype(str) + " datasets, "
-                          + ranked["cells_top"].astype(str) + "/" + ranked["cells"].astype(str) + " cells)")
-    several = named[named["datasets_top"] >= 2]
-    one = named[named["datasets_top"] == 1]
-    parts = [f"in a top significance cluster that leaves other columns out, on two or more datasets: "
-             f"{listed(list(several['said']))}"
-             if len(several) else "no metric or judge is in the top significance cluster on two or more datasets"
-             + (" (one dataset analysed)" if datasets == 1 else "")]
-    where = (table[table["top"] & table["separates"]].drop_duplicates("item")
-             .set_index("item")["dataset"])  # one dataset each: its name
-    one = one.assign(said=one["label"] + " (" + one["item"].map(where) + ", " + one["cells_top"].astype(str) + "/"
-                     + one["cells"].astype(str) + " cells)")
-    parts.append(f"on one dataset only: {listed(list(one['said']))}" if len(one) else "none on one dataset only")
-    text = f"{head}: {'; '.join(parts)}."
-    undecided = cells[~cells["separates"]]
+def answer(table: pd.DataFrame, ranked: pd.DataFrame, min_studies: int = 2, shown: int | None = 10) -> str:
+    """The report's opening (reStructuredText): a sentence on what is compared, a short table of the `shown` best
+    ranked metrics and judges (None: no table, for a page whose own table follows), the best of each kind, and the
+    cells that decide nothing."""
+    story = table[table["level"] == "story"]
+    cells = story.drop_duplicates(["dataset", "criterion"])
+    studies = story["study"].nunique()
+    gate = min(min_studies, studies or 1)
+    decided = int(cells["decided"].sum())
+    text = (f"**Across {studies} stud{'ies' if studies != 1 else 'y'} ({listed(list(dict.fromkeys(story['study'])))})"
+            f" and {len(cells)} story-level dataset x criterion cells**, each dataset's released and computed "
+            f"columns compared on the stories they share, with the statistic its design calls for; ranked by mean "
+            f"normalised rank where measured (0: best in every cell), over the {int(ranked['rank'].notna().sum())} "
+            f"of {len(ranked)} metrics and judges measured in at least {gate} stud{'ies' if gate != 1 else 'y'}. "
+            f"{decided} of the {len(cells)} cells are decided (a top cluster of at most half the columns, its best "
+            f"above 0); a win is a place in a decided cell's top cluster.\n\n")
+    best = ranked[ranked["rank"].notna()].head(shown or 0)
+    if len(best):
+        rows = [("Rank", "Metric or judge", "Kind", "Studies", "Cells", "Mean normalised rank", "Wins")]
+        rows += [(f"{row.rank:.0f}", row.label, row.kind, str(row.studies), str(row.cells),
+                  f"{row.mean_rank_share:.2f}", str(row.wins)) for row in best.itertuples()]
+        text += rst_table(rows) + "\n"
+    for kind, rows in ranked[ranked["rank"].notna()].groupby("kind", sort=False):
+        first = rows.iloc[0]
+        text += (f"Best {kind}: {first['label']} (mean normalised rank {first['mean_rank_share']:.2f} over "
+                 f"{first['cells']} cells, {first['wins']} wins). ")
+    undecided = cells[~cells["decided"].astype(bool)]
     if len(undecided):
-        text += (f" {len(undecided)} of the {len(cells)} cells tell no column apart from the best (its top cluster "
-                 f"holds every column: too few stories or raters), so they count for none: "
-                 f"{listed(list(undecided['set'] + ' ' + undecided['criterion']), 8)}.")
-    shared = ranked[ranked["datasets"] >= 2]
-    if datasets > 1:  # only these could be top on two datasets
-        text += (f" Measured on two or more datasets: {len(shared)} of {len(ranked)}"
-                 + (f" ({listed(list(shared['label']))})." if len(shared) else "."))
-    for kind, rows in ranked.groupby("kind", sort=False):
-        best = rows.iloc[0]
-        text += (f" Best {kind} by the summary's order: {best['label']} (top cluster in {best['cells_top']} of "
-                 f"{best['cells']} cells, mean normalised rank {best['mean_rank_share']:.2f}).")
-    confounded = table[table["top"] & table["separates"] & (table["confound"].fillna("") != "")]
-    if len(confounded):
-        cases = list(confounded["label"] + " on " + confounded["set"] + " " + confounded["criterion"]
-                     + " [" + confounded["confound"] + "]")
-        text += (f" {len(confounded)} top cell{'s' * (len(confounded) != 1)} carry a confound (confounds.csv: the "
-                 f"pooled r is not what it seems): {listed(cases, 6)}.")
-    tested = table[table["alt_test"].isin([PASSES, PASSES_SHUFFLED, FAILS])]
-    if len(tested):
-        counts = tested["alt_test"].value_counts()
-        passing = ranked[ranked["cells_alt_pass"] > 0].sort_values("cells_alt_pass", ascending=False, kind="stable")
-        passed_in = passing["cells_alt_pass"].map(lambda count: f" ({count} cell{'s' * (count != 1)})")
-        named = f": {listed(list(passing['label'] + passed_in))}" if len(passing) else ""
-        text += (f" The Alternative Annotator Test (may it replace a rater?) passes in {counts.get(PASSES, 0)} of "
-                 f"{len(tested)} tested cells where no shuffle of the scores passes too{named}; "
-                 f"{counts.get(PASSES_SHUFFLED, 0)} more pass as shuffled scores do, which says nothing.")
-    unmapped = table.loc[table["term_source"] == "unmapped"].drop_duplicates(["dataset", "criterion"])
-    if len(unmapped):
-        text += (f" Unmapped criteria (kept under their own names): "
-                 f"{listed(list(unmapped['dataset'] + ' ' + unmapped['criterion']))}.")
-    return text + "\n"
+        text += (f"Cells that decide nothing (too few stories or raters, or no column above 0): "
+                 f"{listed(list(undecided['dataset'] + ' ' + undecided['criterion']), 8)}.")
+    return text.rstrip() + "\n"
 
 
-def ceiling_note(sets: Sequence[ScoreSetResults]) -> str:
-    """A sentence naming the score sets without agreement.csv (their ceiling is NaN), or ""."""
-    missing = [results.name for results in sets if results.agreement is None]
-    return (f"No human ceiling for {', '.join(missing)}: agreement.csv is absent, so the ceiling is NaN."
-            if missing else "")
+def rst_table(rows: list[tuple[str, ...]]) -> str:
+    """A reStructuredText simple table of rows of strings (the first: the header)."""
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    rule = "  ".join("=" * width for width in widths)
+    lines = ["  ".join(value.ljust(width) for value, width in zip(row, widths, strict=True)).rstrip()
+             for row in rows]
+    return "\n".join([rule, lines[0], rule, *lines[1:], rule]) + "\n"
 
 
-def heatmap_matrix(table: pd.DataFrame, ranked: pd.DataFrame, rows: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(r, top) as items x cells for the heatmap: the summary's first `rows` items, in its order; the cells grouped
-    by term (TERMS' order, then the unmapped names), then by set; a column's label names the dataset (and the score
-    set where a dataset has two), the criterion, its term where it differs, and its human ceiling where known."""
-    chosen = ranked["item"].head(rows)
-    kept = table[table["item"].isin(chosen)]
-    cells = table.drop_duplicates(["set", "criterion"])[["set", "criterion", "term", "ceiling"]].copy()
+def cell_columns(table: pd.DataFrame) -> pd.DataFrame:
+    """dataset, level, criterion, column: each cell once, grouped by term (TERMS' order, then the unmapped names),
+    story level before system level; a column's label names the dataset, the criterion (its term where it differs),
+    the level where it is the system one, the stories and the human ceiling: the header of a WMT-style matrix."""
+    cells = table.drop_duplicates(["dataset", "level", "criterion"]).copy()
     order = {term: index for index, term in enumerate(TERMS)}
     cells["term_order"] = cells["term"].map(order).fillna(len(order))
-    cells = cells.sort_values(["term_order", "term"], kind="stable")
-    ceiling = cells["ceiling"].map(lambda value: "" if pd.isna(value) else f" (ceiling {value:.2f})")
+    cells["level_order"] = cells["level"].ne("story")
+    cells = cells.sort_values(["level_order", "term_order", "term"], kind="stable")
     term = np.where(cells["criterion"].map(normalised) == cells["term"].map(normalised), "", " [" + cells["term"] + "]")
-    sets = table.drop_duplicates("set").set_index("set")
-    single = sets.groupby("dataset")["scoreset"].transform("size") == 1  # a dataset of one score set: its name only
-    short = pd.Series(np.where(single, sets["dataset"], sets.index), index=sets.index)
-    cells["column"] = cells["set"].map(short) + " · " + cells["criterion"] + term + ceiling
-    keyed = kept.merge(cells[["set", "criterion", "column"]], on=["set", "criterion"])
-    keyed = keyed.assign(top=keyed["top"] & keyed["separates"])  # framed: a top cluster that separates
-    labels = ranked.set_index("item")["label"]
-    r = keyed.pivot_table(index="item", columns="column", values="r", aggfunc="first", dropna=False)
-    top = keyed.pivot_table(index="item", columns="column", values="top", aggfunc="first", dropna=False)
-    r, top = (frame.reindex(index=chosen, columns=cells["column"]) for frame in (r, top))
-    r.index = top.index = labels.loc[chosen].to_numpy()
-    return r, top.fillna(False).astype(bool)
+    level = np.where(cells["level"] == "story", "", ", system level: " + cells["writers"].astype(str) + " writers")
+    # a split-half r at or below 0 bounds nothing: said as what it is, not as a ceiling
+    ceiling = cells["ceiling"].map(lambda value: "" if pd.isna(value) else f", ceiling {value:.2f}" if value > 0
+                                   else f", raters' halves r {value:.2f}")
+    cells["column"] = (cells["dataset"] + " · " + cells["criterion"] + term + " (n " + cells["stories"].astype(str)
+                       + level + ceiling + ")")
+    return cells[["dataset", "level", "criterion", "column"]]
+
+
+def matrices(table: pd.DataFrame, ranked: pd.DataFrame, rows: int | None = None
+             ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(r, top, text) as items x cells: the summary's first `rows` items (all: None) in its order, the cells as
+    cell_columns orders them; top: the item is in a decided cell's top cluster; text: "r [low, high]", bold where
+    top, empty where the item was not measured."""
+    chosen = ranked["item"] if rows is None else ranked["item"].head(rows)
+    keyed = table[table["item"].isin(chosen)].merge(cell_columns(table), on=["dataset", "level", "criterion"])
+    keyed = keyed.assign(won=keyed["top"] & keyed["decided"].astype(bool),
+                         said=keyed["r"].map("{:.2f}".format) + " [" + keyed["ci_low"].map("{:.2f}".format) + ", "
+                         + keyed["ci_high"].map("{:.2f}".format) + "]")
+    keyed["said"] = keyed["said"].where(~keyed["won"], "**" + keyed["said"] + "**")
+    columns = cell_columns(table)["column"]
+    r, top, text = (keyed.pivot_table(index="item", columns="column", values=value, aggfunc="first", dropna=False)
+                    .reindex(index=chosen, columns=columns) for value in ("r", "won", "said"))
+    labels = ranked.set_index("item")["label"].loc[chosen].to_numpy()
+    r.index = top.index = text.index = labels
+    r, top, text = (frame.rename_axis(index=None, columns=None) for frame in (r, top, text))
+    return r.astype(float), top.fillna(False).astype(bool), text.fillna("")

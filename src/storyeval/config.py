@@ -9,6 +9,7 @@ merged key by key: the last source that sets one gives all of it (`take_whole`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,12 +20,14 @@ from storyeval.config_sources import WHOLE, ConfigSources, read_yaml, sets, show
 from storyeval.datasets import KINDS, TABLE_FORMATS, Dataset, describe
 from storyeval.datasets import SOURCES as DATASET_SOURCES
 from storyeval.metrics import catalog
+from storyeval.text.sniff import WHAT, container
 
 SOURCES = ("hanna", "storyer", "s3", *DATASET_SOURCES)  # config sections, and the built-in kinds' releases
 # Keys a layered config gives whole: judges.datasets names who is judged, so a --configfile that judges one's own
 # dataset judges that dataset only, not also config.yaml's hanna and hanna-llm (hours with a 7B judge on a CPU).
 NO_SOURCES = ConfigSources()  # config.yaml alone
-TABLE_KEYS = ("path", "url", "files", "sha256", "format", "encoding", "delimiter", "decimal", "columns")  # kind table
+TABLE_KEYS = ("path", "url", "files", "sha256", "size", "format", "encoding", "delimiter", "decimal",
+              "columns", "sheet", "range", "raters", "texts")  # kind table
 
 
 def check_config(config: dict, schema_path: str | Path, sources: ConfigSources = NO_SOURCES) -> None:
@@ -37,10 +40,30 @@ def check_config(config: dict, schema_path: str | Path, sources: ConfigSources =
     parts = [str(part) for part in error.absolute_path]
     if error.validator == "additionalProperties":  # name the unexpected key itself, not its parent
         parts.append(next(key for key in error.instance if key not in error.schema.get("properties", {})))
-    raise sources.refuse(
-        ".".join(parts) or "<top level>", f"config rejected, {error.message}",
-        f"correct or remove that key (every key, its meaning and default are in {Path(schema_path).name})",
-    )
+    fix = f"correct or remove that key (every key, its meaning and default are in {Path(schema_path).name})"
+    if numeric(error.schema):  # a number: its bounds
+        fix = f"use {accepted(error.schema)} (docs/configuration.md, Bounds of the numeric keys)"
+        if isinstance(error.instance, str) and re.fullmatch(r"[+-]?[\d.]+e[+-]?\d+", error.instance, re.I):
+            fix += f"; YAML reads {error.instance} as text: write the number's digits"
+    raise sources.refuse(".".join(parts) or "<top level>", f"config rejected, {error.message}", fix)
+
+
+def numeric(schema: Mapping) -> bool:
+    """Whether a schema fragment (or one of its anyOf alternatives) takes a number."""
+    kinds = schema.get("type", [])
+    return bool({"integer", "number"} & set([kinds] if isinstance(kinds, str) else kinds)) or any(
+        numeric(alternative) for alternative in schema.get("anyOf", []))
+
+
+def accepted(schema: Mapping) -> str:
+    """What a fragment accepts, in words with its bounds: 'an integer from 0 to 20000 or 'auto''."""
+    from storyeval.parameters import wanted  # here: it imports metric modules, needed on this path only
+
+    if "anyOf" in schema:
+        return " or ".join(accepted(alternative) for alternative in schema["anyOf"])
+    if "const" in schema:
+        return repr(schema["const"])
+    return wanted({key: value for key, value in schema.items() if key != "description"})
 
 
 def check_consistency(config: Mapping, sources: ConfigSources = NO_SOURCES) -> None:
@@ -199,11 +222,25 @@ def check_table_file(part: Mapping, dataset: Mapping, key: str, sources: ConfigS
             "missing: your file is checked against its sha256 before any job",
             f"add sha256: <the output of `sha256sum {part[given[0]]}`>",
         )
+    packed = sniff_packed(part.get("path"))
+    if packed:
+        raise sources.refuse(f"{key}.path", f"{part['path']} is {WHAT[packed]}, not a plain table",
+                             f"unpack it and give the unpacked file's path: and sha256: in {key}")
     if ("format" not in part and "format" not in dataset
             and Path(part[given[0]]).suffix.lower() not in TABLE_FORMATS):
         raise sources.refuse(
             f"{key}.{given[0]}",
             f"{part[given[0]]} does not end in {', '.join(TABLE_FORMATS)}",
-            "set format: csv, tsv, jsonl or parquet",
+            f"set format: one of {', '.join(sorted(set(TABLE_FORMATS.values())))}",
             f"{key}.format",
         )
+
+
+def sniff_packed(path: str | None) -> str | None:
+    """Whether a local table file is compressed ("gzip") or archived ("zip"), by its first bytes
+    (storyeval.text.sniff); None for anything else."""
+    if not path or not Path(path).is_file():
+        return None
+    with open(path, "rb") as handle:
+        found = container(path, handle.read(512))
+    return found if found in ("gzip", "zip") else None

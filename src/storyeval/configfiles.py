@@ -19,10 +19,40 @@ import yaml
 from storyeval.errors import InputError
 
 MERGE = "tag:yaml.org,2002:merge"
+# Values a YAML data file may expand to, aliases (*name) expanded: config.yaml holds 571, the papers' printed
+# numbers 2,211. Nine nested aliases of nine items each (a 1.3 kB "billion laughs") expand to 10**9: every reader
+# that walks the values (the schema check, a copy, a message quoting one) would fill memory.
+MAX_VALUES = 100_000
+
+
+def expanded(node: yaml.Node, sizes: dict[int, int], open_: set[int]) -> int:
+    """How many values `node` holds with every alias expanded, each shared node counted once per use but computed
+    once (memoised in `sizes`); a node inside itself (a recursive alias) expands without end."""
+    if id(node) in sizes:
+        return sizes[id(node)]
+    if id(node) in open_:
+        raise yaml.composer.ComposerError(None, None, "an alias refers to a node that holds it (a recursive "
+                                          "structure, which expands without end)", node.start_mark)
+    open_.add(id(node))
+    children = node.value if isinstance(node, yaml.SequenceNode) else [
+        child for pair in node.value for child in pair] if isinstance(node, yaml.MappingNode) else []
+    sizes[id(node)] = 1 + sum(expanded(child, sizes, open_) for child in children)
+    open_.discard(id(node))
+    return sizes[id(node)]
 
 
 class DataLoader(yaml.SafeLoader):
-    """PyYAML's safe loader (plain data only: a `!!python/...` tag is an error) that refuses repeated keys."""
+    """PyYAML's safe loader (plain data only: a `!!python/...` tag is an error) that refuses repeated keys, and
+    a document whose aliases expand it beyond MAX_VALUES values (refused as composed, before any value is built)."""
+
+    def compose_document(self) -> yaml.Node:
+        node = super().compose_document()
+        count = expanded(node, {}, set())
+        if count > MAX_VALUES:
+            raise yaml.composer.ComposerError(
+                None, None, f"its aliases (*name) expand it to {count:,} values, over the limit of {MAX_VALUES:,} "
+                "(an alias bomb?)", node.start_mark)
+        return node
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         seen = set()
@@ -59,6 +89,9 @@ def check_config_file(path: str | Path, shown: str | None = None) -> None:
         if tag:
             raise InputError(f"{shown}: {where}the tag !!{tag.removeprefix('tag:yaml.org,2002:')} makes YAML import "
                              "or run Python; fix: write the value itself (a config file is data)") from None
+        if "expand" in problem:
+            raise InputError(f"{shown}: {problem}; fix: write the values out, without aliases that nest "
+                             "(a config file is data)") from None
         if "given twice" in problem:
             raise InputError(f"{shown}: {where}{problem}; fix: keep one of them, or give the second its own name "
                              "(two datasets need two names)") from None

@@ -175,3 +175,172 @@ def write_designs(folder: str | Path, seed: int = 2026) -> dict[str, Path]:
     writer_groups(seed).to_csv(paths["groups.csv"], index=False, lineterminator="\n")
     annotator_slots(seed).to_csv(paths["slots.csv"], index=False, lineterminator="\n")
     return paths
+
+
+WORKSHOP_CRITERIA = ("Plot", "Style", "Voice")
+WORKSHOP_RATERS = ("A", "B")
+WORKSHOP_GAPS = {("w2-3", "B", "Style"): None, ("w5-1", "B", "Plot"): "NA"}  # planted: rater B left two blank
+
+
+def workshop(seed: int = 2026, writers: int = 6, per_writer: int = 4) -> pd.DataFrame:
+    """A writing workshop's ratings: `writers` writers x `per_writer` stories, raters A and B each rating every
+    story on Plot, Style and Voice (1-5), two of B's cells left blank (WORKSHOP_GAPS: one empty, one "NA").
+    One row per story and rater. Planted: a writer's level sets the ratings and the story's length."""
+    rng = np.random.default_rng(seed)
+    level = rng.normal(0, 1, writers)
+    rows = []
+    for writer in range(writers):
+        for sample in range(1, per_writer + 1):
+            story = f"w{writer + 1}-{sample}"
+            quality = level[writer] + rng.normal(0, 0.4)
+            text = " ".join(rng.choice(WORDS, int(40 + 15 * level[writer] + rng.integers(0, 10)))).capitalize() + "."
+            for rater in WORKSHOP_RATERS:
+                scores = {name: int(np.clip(np.rint(3 + quality + rng.normal(0, 0.6)), 1, 5))
+                          for name in WORKSHOP_CRITERIA}
+                scores.update({name: WORKSHOP_GAPS[(story, rater, name)] for name in WORKSHOP_CRITERIA
+                               if (story, rater, name) in WORKSHOP_GAPS})
+                rows.append({"story": story, "writer": f"writer {writer + 1}", "text": text, "rater": rater, **scores})
+    return pd.DataFrame(rows)
+
+
+def saved_workbook(book, path: Path, cached: dict[str, float]) -> None:
+    """`book` saved as a spreadsheet program saves it: each formula's value stored beside it (`cached`, by cell
+    address; openpyxl writes formulas without one), and fixed times in the archive, so that the bytes follow
+    from the content alone."""
+    import io
+    import re
+    import zipfile
+
+    buffer = io.BytesIO()
+    book.save(buffer)
+    formula = re.compile(rb'<c r="([A-Z]+[0-9]+)"([^>]*)><f>([^<]*)</f><v\s*/?>(?:</v>)?</c>')
+
+    def with_value(match: re.Match) -> bytes:
+        value = cached[match.group(1).decode()]
+        return b'<c r="%s"%s><f>%s</f><v>%s</v></c>' % (match.group(1), match.group(2), match.group(3),
+                                                          repr(float(value)).encode())
+
+    with zipfile.ZipFile(buffer) as source, zipfile.ZipFile(path, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename.startswith("xl/worksheets/"):
+                data = formula.sub(with_value, data)
+            if item.filename == "docProps/core.xml":  # openpyxl stamps the time of saving
+                data = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>2026-01-01T00:00:00Z", data)
+            target.writestr(zipfile.ZipInfo(item.filename, (1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+
+
+def write_workbook(path: str | Path, seed: int = 2026) -> Path:
+    """`workshop` as a shared workbook is kept (config/examples/workshop.xlsx): an "About" sheet first; on sheet
+    "Ratings" a title block (rows 1-3, the title merged over A1:E1), the header on row 5 under the blocks' merged
+    labels, each writer's name merged over the rows of their stories, a spacer column after the texts and after
+    each block, rater A's block E:H and rater B's J:M (Plot, Style, Voice and a Total formula each), an
+    "Averages" block O:Q of formulas, and a "Mean" row of formulas right under the stories. Every formula's value
+    is saved with it."""
+    import datetime
+
+    import openpyxl
+    from openpyxl.utils import get_column_letter
+
+    frame = workshop(seed)
+    book = openpyxl.Workbook()
+    book.properties.created = book.properties.modified = datetime.datetime(2026, 1, 1)
+    book.active.title = "About"
+    book.active["A1"] = "Ratings of the spring workshop; see sheet Ratings."
+    sheet = book.create_sheet("Ratings")
+    sheet["A1"], sheet["A2"] = "Spring workshop: ratings of the stories", "Scale 1-5; a blank cell: not rated"
+    sheet.merge_cells("A1:E1")
+    first = {"A": 5, "B": 10, "Averages": 15}  # the blocks' first columns: E, J, O
+    for label, column in first.items():
+        sheet.cell(4, column, label if label == "Averages" else f"Rater {label}")
+        sheet.merge_cells(start_row=4, start_column=column, end_row=4, end_column=column + 3 - (label == "Averages"))
+    for column, name in enumerate(["Story", "Writer", "Text"], 1):
+        sheet.cell(5, column, name)
+    for rater in WORKSHOP_RATERS:
+        for offset, name in enumerate([*WORKSHOP_CRITERIA, "Total"]):
+            sheet.cell(5, first[rater] + offset, name)
+    for offset, name in enumerate(WORKSHOP_CRITERIA):
+        sheet.cell(5, first["Averages"] + offset, name)
+    cached = {}
+    stories = frame.drop_duplicates("story").reset_index(drop=True)
+    for index, story in stories.iterrows():
+        row = 6 + index
+        sheet.cell(row, 1, story["story"])
+        sheet.cell(row, 3, story["text"])
+        given = frame[frame["story"] == story["story"]].set_index("rater")
+        for rater in WORKSHOP_RATERS:
+            letters = [get_column_letter(first[rater] + offset) for offset in range(len(WORKSHOP_CRITERIA))]
+            for letter, name in zip(letters, WORKSHOP_CRITERIA):
+                sheet[f"{letter}{row}"] = given.at[rater, name]
+            total = f"{get_column_letter(first[rater] + 3)}{row}"
+            sheet[total] = f"=SUM({letters[0]}{row}:{letters[-1]}{row})"
+            cached[total] = pd.to_numeric(given.loc[rater, list(WORKSHOP_CRITERIA)], errors="coerce").sum()
+        for offset, name in enumerate(WORKSHOP_CRITERIA):
+            cell = f"{get_column_letter(first['Averages'] + offset)}{row}"
+            pair = [f"{get_column_letter(first[rater] + offset)}{row}" for rater in WORKSHOP_RATERS]
+            sheet[cell] = f"=AVERAGE({','.join(pair)})"
+            cached[cell] = pd.to_numeric(given[name], errors="coerce").mean()
+    for writer, rows in stories.groupby("writer", sort=False).groups.items():
+        sheet.cell(6 + rows[0], 2, writer)
+        sheet.merge_cells(start_row=6 + rows[0], start_column=2, end_row=6 + rows[-1], end_column=2)
+    last, mean = 5 + len(stories), 6 + len(stories)
+    sheet.cell(mean, 1, "Mean")
+    for column in range(first["A"], first["Averages"] + 3):
+        letter = get_column_letter(column)
+        if sheet[f"{letter}5"].value is None:  # a spacer column
+            continue
+        sheet[f"{letter}{mean}"] = f"=AVERAGE({letter}6:{letter}{last})"
+        values = [cached.get(f"{letter}{row}", sheet[f"{letter}{row}"].value) for row in range(6, last + 1)]
+        cached[f"{letter}{mean}"] = pd.to_numeric(pd.Series(values), errors="coerce").mean()
+    saved_workbook(book, Path(path), cached)
+    return Path(path)
+
+
+LEGACY_STORIES = ("w1-2", "w3-1", "w4-4")  # planted: saved as Windows-1252 by an old editor; the rest UTF-8
+
+
+def write_story_folder(folder: str | Path, seed: int = 2026) -> dict[str, Path]:
+    """`workshop`'s stories as a folder of text files (config/examples/stories/): one `<writer>-<n>.txt` a story,
+    with Windows line ends, in UTF-8 except LEGACY_STORIES (Windows-1252), each text with a few letters beyond
+    ASCII; and their ratings as ratings.csv beside the folder (story, rater, Plot, Style, Voice; WORKSHOP_GAPS
+    empty), no texts in it."""
+    folder = Path(folder)
+    texts = folder / "stories"
+    texts.mkdir(parents=True, exist_ok=True)
+    frame = workshop(seed)
+    for _, story in frame.drop_duplicates("story").iterrows():
+        words = story["text"].split()
+        text = f"“{' '.join(words[:8])}” — café {' '.join(words[8:20])}.\n{' '.join(words[20:])}\n"
+        encoding = "cp1252" if story["story"] in LEGACY_STORIES else "utf-8"
+        (texts / f"{story['story']}.txt").write_bytes(text.replace("\n", "\r\n").encode(encoding))
+    ratings = folder / "ratings.csv"
+    frame.drop(columns=["writer", "text"]).to_csv(ratings, index=False, lineterminator="\n")
+    return {"stories": texts, "ratings.csv": ratings}
+
+
+def nested_records(seed: int = 2026, stories: int = 30) -> dict[str, dict]:
+    """A release's JSON of the kind "a dict keyed by story id": each story a title, its text, its writer, and
+    per-annotator scores nested two levels down (HolisticData.scores.annot0 ... annot2, StyleData.scores the
+    same), on 1-5; annotator ids are per-story slots. Planted: one null score (a gap) and a quality per writer."""
+    rng = np.random.default_rng(seed)
+    writers = {f"model-{letter}": level for letter, level in zip("abc", (-1.0, 0.0, 1.0))}
+    records = {}
+    for index in range(stories):
+        writer = list(writers)[index % len(writers)]
+        quality = writers[writer] + rng.normal(0, 0.5)
+        words = rng.choice(WORDS, int(45 + 12 * quality + rng.integers(0, 8)))
+        scores = [{f"annot{slot}": int(np.clip(np.rint(3 + quality + shift + rng.normal(0, 0.7)), 1, 5))
+                   for slot in range(3)} for shift in (0.0, 0.3)]
+        records[f"story-{index:02d}"] = {"Title": " ".join(words[:3]).title(), "Text": " ".join(words) + ".",
+                                         "Meta": {"Writer": writer},
+                                         "HolisticData": {"scores": scores[0]}, "StyleData": {"scores": scores[1]}}
+    records["story-07"]["HolisticData"]["scores"]["annot1"] = None
+    return records
+
+
+def write_nested(path: str | Path, seed: int = 2026) -> Path:
+    """`nested_records` as config/examples/nested.json."""
+    import json
+
+    Path(path).write_text(json.dumps(nested_records(seed), indent=1) + "\n")
+    return Path(path)

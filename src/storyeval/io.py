@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import faulthandler
 import functools
+import html
 import json
 import logging
 import os
@@ -77,13 +78,20 @@ def write_parquet(frame: pd.DataFrame, path: str | Path) -> None:
     _atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
 
 
+def markdown_cell(value: object) -> object:
+    """A text cell or header as Markdown shows it, not runs it: `<`, `>` and `&` as HTML entities (Markdown passes
+    HTML through, so a name `<img src=x onerror=...>` would be markup), `|` escaped (it would end the cell)."""
+    return html.escape(value, quote=False).replace("|", "\\|") if isinstance(value, str) else value
+
+
 def markdown_table(frame: pd.DataFrame) -> str:
-    """`frame` as a Markdown table, its text cells spreadsheet-safe (a table pasted into a spreadsheet)."""
-    return spreadsheet_safe(frame).to_markdown(index=False)
+    """`frame` as a Markdown table, its text cells spreadsheet-safe (a table pasted into a spreadsheet) and
+    escaped as in HTML (`markdown_cell`)."""
+    return _texts(spreadsheet_safe(frame), markdown_cell).to_markdown(index=False)
 
 
 def write_markdown(frame: pd.DataFrame, path: str | Path, title: str) -> None:
-    text = f"# {title}\n\n{markdown_table(frame)}\n"
+    text = f"# {markdown_cell(title)}\n\n{markdown_table(frame)}\n"
     _atomic(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
 
 

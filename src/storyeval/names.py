@@ -10,6 +10,7 @@ reference system, metrics, criteria) must exist in the data they name; a miss li
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -24,10 +25,12 @@ if TYPE_CHECKING:  # storyeval.config imports the loaders, which check names her
 
 
 def slugify(name: str) -> str:
-    """`ROUGE-SU* F-Score` -> `rouge-su-star-f-score`; `BaryScore-SD-0.1` -> `baryscore-sd-0.1`: how a label
-    becomes a file-safe name of a column, criterion or system."""
-    slug = name.lower().replace("*", "-star")
-    slug = re.sub(r"[^a-z0-9.]+", "-", slug)
+    """`ROUGE-SU* F-Score` -> `rouge-su-star-f-score`; `BaryScore-SD-0.1` -> `baryscore-sd-0.1`; `流畅性` ->
+    `流畅性`: how a label becomes a file-safe name of a column, criterion or system. Letters and digits of every
+    script are kept (NFKC-normalised, lowercased), so names in Chinese or Arabic have slugs; the rest, runs of
+    other characters (and `_`), become one '-'. An ASCII name's slug is what it always was."""
+    slug = unicodedata.normalize("NFKC", name).lower().replace("*", "-star")
+    slug = re.sub(r"(?:[^\w.]|_)+", "-", slug)
     return slug.strip("-")
 
 SAFE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a folder or file name on every file system

@@ -62,7 +62,7 @@ METRICS: dict[str, dict[str, dict]] = {
                   "max_tokens": TOKENS, **MODEL_RUN},
     "baryscore": {"layers": {"type": ["array", "null"], "items": integer(1, 1000), "minItems": 1},
                   "idf": choice(*baryscore.IDF), "swap_idf": BOOLEAN,
-                  "regularisations": {"type": "array", "items": number(0, exclusive=True), "minItems": 1},
+                  "regularisations": {"type": "array", "items": number(0, 1000, exclusive=True), "minItems": 1},
                   "sinkhorn": choice(*baryscore.SINKHORN), "solver": choice(*SOLVERS), "init": choice(*INITS),
                   "max_iterations": integer(1, 1_000_000), "stop_threshold": number(0, 1, exclusive=True),
                   "tolerance": number(0, 1, exclusive=True), "processes": PROCESSES},
@@ -77,12 +77,14 @@ METRICS: dict[str, dict[str, dict]] = {
                   "finetune_chunk_stride": LENGTH, "learning_rate": number(0, 1, exclusive=True),
                   "warmup_steps": integer(0, 1_000_000), "p_mask": SHARE, "p_token_replace": SHARE,
                   "p_token_original": SHARE,
-                  "token_replace_range": {"type": "array", "items": integer(0), "minItems": 2, "maxItems": 2}}}},
+                  "token_replace_range": {"type": "array", "items": integer(0, 10_000_000), "minItems": 2,
+                                          "maxItems": 2}}}},
     "bleu": {"tokenize": choice("none", "zh", "13a", "intl", "char", "ja-mecab", "ko-mecab", "spm", "flores101",
                                 "flores200", "spBLEU-1K"),
              "lowercase": BOOLEAN, "smooth_method": choice("none", "floor", "add-k", "exp"), "max_ngram_order": ORDER},
     "chrf": {"char_order": ORDER, "word_order": integer(0, 20), "beta": integer(0, 100)},
-    "cider": {"order": ORDER, "sigma": number(0, exclusive=True), "scale": number(0, exclusive=True)},
+    "cider": {"order": ORDER, "sigma": number(0, 1_000_000, exclusive=True),
+              "scale": number(0, 1_000_000, exclusive=True)},
     "datastats": {"summeval_newline": BOOLEAN, "lowercase_ngrams": BOOLEAN},
     "depthscore": {"layer": LAYER, "p": number(0, 100, exclusive=True), "eps": SHARE, "n_alpha": integer(1, 1000),
                    "n_directions": integer(1, 1_000_000), "seed": SEED, "processes": PROCESSES},
@@ -93,8 +95,8 @@ METRICS: dict[str, dict[str, dict]] = {
                    "processes": PROCESSES},
     "perplexity": {"window": integer(1, 1_000_000, null=True), "stride": integer(1, 1_000_000, null=True),
                    "add_bos": BOOLEAN, "batch_size": BATCH, "max_tokens": TOKENS, **MODEL_RUN},
-    "rouge": {"max_order": ORDER, "weight": number(1, 10), "skip_distance": integer(0, null=True), "alpha": SHARE,
-              "stem": BOOLEAN, "double_weighted_recall": BOOLEAN, "cut_at_lt": BOOLEAN},
+    "rouge": {"max_order": ORDER, "weight": number(1, 10), "skip_distance": integer(0, 1_000_000, null=True),
+              "alpha": SHARE, "stem": BOOLEAN, "double_weighted_recall": BOOLEAN, "cut_at_lt": BOOLEAN},
     "rouge-we": {"n": ORDER, "alpha": SHARE, "threshold": number(-1, 1)},
     "s3": {},
     "storyer": {"encoder_path": PATH, "device": DEVICE, "cache_path": PATH},
@@ -113,6 +115,8 @@ JUDGE: dict[str, dict] = {
     "max_new_tokens": integer(1, 4096),
     "top_logprobs": integer(5, 1000),  # servers cap it lower (OpenAI's API and vLLM's default: 20); 1000 bounds a reply
     "dtype": choice("auto", "float32", "bfloat16", "float16"),
+    "truncate": choice("none", "head", "middle"),  # a prompt past the window (storyeval.judges.window)
+    "max_length": integer(8, 1_048_576, null=True),  # the window in tokens; null: the model's (2^20: the longest now)
 }
 
 # Python's sequences and numpy's numbers are what JSON's arrays and numbers are here (never a bool).

@@ -293,6 +293,8 @@ def family_params(config: Mapping, figures: Mapping[str, Mapping]) -> dict:
         params["representative"] = config["figures"]["representative_metrics"]
     if any(spec["kind"] == "topk" for spec in figures.values()):
         params["topk_coefficient"] = config["stats"]["topk"]["coefficient"]
+    if any(spec["kind"] in ("criteria", "metric_criteria", "metric_metric") for spec in figures.values()):
+        params["orientation"] = config["analysis"]["orientation"]  # oriented r, or HANNA's |r|
     return params
 
 

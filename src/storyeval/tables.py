@@ -60,9 +60,13 @@ def tab4_note(means: pd.DataFrame) -> str:
     return f"; {words.get(unit, unit)}; systems best first{average}"
 
 
-def _cells(top: pd.DataFrame) -> pd.Series:
-    """`label (ranked r in %)`, and `[confound: ...]` where storyeval.stats.confounds flagged the correlation."""
+def _cells(top: pd.DataFrame, group: str) -> pd.Series:
+    """`label (ranked r in %)`, `[tied at N]` where metrics share the place N (stats.ranking.top_metrics), and
+    `[confound: ...]` where storyeval.stats.confounds flagged the correlation."""
     cells = top["label"] + " (" + (100 * top["ranked_r"]).round().astype(int).astype(str) + ")"
+    if "tied_rank" in top:
+        shared = top.groupby([group, "criterion", "tied_rank"])["rank"].transform("size") > 1
+        cells += np.where(shared, " [tied at " + top["tied_rank"].astype(str) + "]", "")
     if "confound" not in top:
         return cells
     words = top["confound"].fillna("").astype(str)
@@ -70,26 +74,58 @@ def _cells(top: pd.DataFrame) -> pd.Series:
 
 
 def tab5_top_pearson(top: pd.DataFrame, k: int = 3) -> pd.DataFrame:
-    """Criteria x (story 1..k, system 1..k): the top metrics by Pearson, with the r they rank by in percent
-    (`ranking.ranked_r`: r after orientation, or |r| as HANNA)."""
-    chosen = top[(top["coefficient"] == "pearson") & (top["rank"] <= k)]
-    return _grid(chosen, "level", {"story": "Story", "system": "System"})
+    """Criteria x (design 1..k, story 1..k, system 1..k): the top metrics by Pearson, with the r they rank by in
+    percent (`ranking.ranked_r`: r after orientation, or |r| as HANNA); design: under the statistic the study's
+    design calls for (storyeval.stats.answer), where top_metrics has it."""
+    chosen = top[top["coefficient"] == "pearson"]
+    return _grid(chosen, "level", {"design": "Design", "story": "Story", "system": "System"}, k)
 
 
 def tab89_top_by_coefficient(top: pd.DataFrame, level: str, k: int = 5) -> pd.DataFrame:
     """Criteria x (Kendall, Spearman, Pearson) x 1..k at one level (Tab. 8 story, Tab. 9 system)."""
-    chosen = top[(top["level"] == level) & (top["rank"] <= k)]
-    return _grid(chosen, "coefficient", COEFFICIENT_NAMES)
+    chosen = top[top["level"] == level]
+    return _grid(chosen, "coefficient", COEFFICIENT_NAMES, k)
 
 
-def _grid(chosen: pd.DataFrame, group: str, names: dict[str, str]) -> pd.DataFrame:
-    frame = chosen.assign(cell=_cells(chosen), column=chosen[group].map(names) + " " + chosen["rank"].astype(str))
+def kept_ties(chosen: pd.DataFrame, group: str, names: dict[str, str], k: int) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of a top-k table (each `group` x criterion's metrics tied within the top k: stats.ranking.top_metrics)
+    and what its title says of them: how far ties at the cut ran past k, and which groups are left out because in
+    every criterion their tie at the cut holds more than k metrics beyond it, so that they name no top k."""
+    place = chosen["tied_rank"] if "tied_rank" in chosen else chosen["rank"]
+    chosen = chosen[place <= k]
+    said, kept = [], []
+    for value, rows in chosen.groupby(group, sort=False):
+        runs = rows.groupby("criterion")["rank"].max()
+        at_cut = rows[rows["rank"] > k].groupby("criterion").size().reindex(runs.index, fill_value=0)
+        if len(rows) and (at_cut > k).all():
+            count = f"{at_cut.min()}" if at_cut.min() == at_cut.max() else f"{at_cut.min()}-{at_cut.max()}"
+            said.append(f"{names[value]} left out: in every criterion {count} metrics beyond the top {k} tie with the "
+                        f"{k}th (equal values), so it names no top {k}")
+            continue
+        kept.append(rows)
+        if runs.max() > k:
+            grown = ", ".join(f"{criterion} {n}" for criterion, n in runs[runs > k].items())
+            said.append(f"{names[value]}: ties at the cut kept, k grows from {k} to {runs.max()} ({grown} metrics)")
+    return (pd.concat(kept) if kept else chosen.iloc[:0]), said
+
+
+def _grid(chosen: pd.DataFrame, group: str, names: dict[str, str], k: int) -> pd.DataFrame:
+    """Criteria x (group, place) of the top `k` and the ties at the cut; attrs["note"]: kept_ties' words."""
+    chosen, said = kept_ties(chosen, group, names, k)
+    if chosen.empty:  # every group left out: the note is the table
+        table = pd.DataFrame({"Criterion": []})
+        table.attrs["note"] = "; ".join(said)
+        return table
+    frame = chosen.assign(cell=_cells(chosen, group),
+                          column=chosen[group].map(names) + " " + chosen["rank"].astype(str))
     table = frame.pivot(index="criterion", columns="column", values="cell")
     order = [
         f"{names[g]} {rank}" for g in names for rank in sorted(chosen["rank"].unique()) if f"{names[g]} {rank}" in table
     ]
     table = table.reindex(index=ordered_criteria(table.index), columns=order)
-    return table.rename_axis(columns=None).reset_index().rename(columns={"criterion": "Criterion"})
+    table = table.rename_axis(columns=None).reset_index().rename(columns={"criterion": "Criterion"})
+    table.attrs["note"] = "; ".join(said)
+    return table
 
 
 def tab6_borda(borda: pd.DataFrame, k: int = 5) -> pd.DataFrame:

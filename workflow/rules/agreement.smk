@@ -23,6 +23,7 @@ rule agreement:
         system_ties=config["analysis"]["system_ties"],
         system_backend=config["analysis"]["system_coefficients"],
         layout=dataset_rater_layout,
+        rater_kind=lambda wildcards: rater_kind(wildcards),
         agreement=config["agreement"],
     script:
         "../scripts/agreement.py"

@@ -48,6 +48,13 @@ rule system_means:
 
 rule rankings:
     input:
+        unpack(
+            lambda wildcards: (
+                {"answer": "results/{dataset}/{scoreset}/answer.csv"}
+                if RUN.structure(wildcards.dataset, wildcards.scoreset)["ratings"]
+                else {}
+            )
+        ),
         correlations="results/{dataset}/{scoreset}/correlations.csv",
         registry="results/{dataset}/{scoreset}/metrics.csv",
         confounds="results/{dataset}/{scoreset}/confounds.csv",

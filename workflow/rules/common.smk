@@ -167,12 +167,19 @@ def dataset_rater_layout(wildcards):
     return RUN.described(wildcards.dataset, wildcards.scoreset).rater_layout
 
 
-def declared_design(wildcards):
+def declared_design(wildcards, scoreset=None):
     """(rater_layout, rater_groups) the dataset declares; None where the data decide (kind table)."""
     entry = config["datasets"].get(wildcards.dataset, {})
     if entry.get("kind") == "table":
         return design.declared_design(entry)
-    return RUN.described(wildcards.dataset, wildcards.scoreset).rater_layout, None
+    return RUN.described(wildcards.dataset, scoreset or wildcards.scoreset).rater_layout, None
+
+
+def rater_kind(wildcards):
+    """(raters' kind, alt-test epsilon) the dataset entry declares, else its kind's (storyeval.stats.alttest)."""
+    entry = config["datasets"].get(wildcards.dataset, {})
+    described = RUN.described(wildcards.dataset, wildcards.scoreset)
+    return entry.get("rater_kind", described.rater_kind), entry.get("alt_test_epsilon")
 
 
 def dataset_levels(wildcards):
@@ -215,6 +222,11 @@ def metric_params(wildcards):
 
 def report_category(wildcards):
     return f"{wildcards.dataset}, {wildcards.scoreset} scores"
+
+
+def dataset_design(wildcards):
+    """declared_design of the dataset's first rated score set: the design is the dataset's, whichever set."""
+    return declared_design(wildcards, workflow_benchmark.dataset_parts(RUN, wildcards.dataset)[0][0])
 
 
 def caption_file(name):

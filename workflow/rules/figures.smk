@@ -1,7 +1,7 @@
 # The figures and tables of HANNA (Chhun et al. 2022), numbered as in the paper (storyeval.plan: which ones a
 # dataset gets, and their families). One job renders a family of them in one process, so that the imports and
-# fonts are loaded once, not once a figure. Heatmaps show |round(100 r)|; Kendall, Spearman and Pearson as in the
-# paper's appendix.
+# fonts are loaded once, not once a figure. Heatmaps show round(100 r), oriented for the metrics (HANNA's
+# |round(100 r)| with analysis.orientation absolute); Kendall, Spearman and Pearson as in the paper's appendix.
 
 FIGURE_RULES = workflow_targets.figure_rules(RUN)  # {rule: (datasets or None, figures)}
 
@@ -78,6 +78,8 @@ rule about_dataset:
         human="results/{dataset}/data/human_scores.csv",
         ratings="results/{dataset}/data/rater_ratings.csv",
         registry="results/{dataset}/{scoreset}/metrics.csv",
+        left_out=lambda wildcards: workflow_judges.left_out_file(wildcards.dataset, wildcards.scoreset),
+        warnings=lambda wildcards: workflow_metrics.warnings_file(wildcards.dataset, wildcards.scoreset),
     output:
         text="results/{dataset}/{scoreset}/report/about.rst",
         page=report_entry(
@@ -95,6 +97,7 @@ rule about_dataset:
         facts=caption_facts,
         layout=lambda wildcards: declared_design(wildcards)[0],
         groups=lambda wildcards: declared_design(wildcards)[1],
+        gaps=lambda wildcards: getattr(FITTED.get(wildcards.dataset), "rating_gaps", None),
         sources=script_digest("about.py"),
     script:
         "../scripts/about.py"

@@ -42,6 +42,7 @@ rule llm_judge:
         template_text=lambda wildcards: workflow_judges.template_text(config, wildcards.template),
         criteria=lambda wildcards: judge_config.criteria(config, wildcards.dataset),
         settings=lambda wildcards: judge_config.settings(config, wildcards.judge),
+        cache=JUDGES["cache"],
         device=config["device"],
     script:
         "../scripts/llm_judge.py"

@@ -131,7 +131,8 @@ rule meta_best:
             "meta_best",
             "Figures",
             lambda wildcards: {
-                "Figure": "Meta",
+                # "Answer" sorts before "Fig. 01": the report lists entries by their labels as text
+                "Figure": "Answer",
                 "Shows": f"best metrics{caption_facts(wildcards)['and_judges']}, BOOT-BOTH CI",
                 "Level": ", ".join(workflow_meta.groupings(RUN, wildcards.dataset, wildcards.scoreset)),
                 "Coefficient": META["coefficient"],

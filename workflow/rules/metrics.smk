@@ -33,6 +33,8 @@ rule merge_scores:
     output:
         scores="results/{dataset}/computed/scores.parquet",
         registry="results/{dataset}/computed/metrics.csv",
+        left_out="results/{dataset}/computed/left_out_judges.csv",
+        warnings="results/{dataset}/computed/metric_warnings.csv",
     log:
         "logs/merge/{dataset}.log",
     conda:

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from storyeval.io import log_to, read_table
+from storyeval.judges.gaps import LEFT_OUT, left_out_note
 from storyeval.plots.pages import about_text, write_about_page
 from storyeval.stats.design import infer_design
 
@@ -23,6 +24,16 @@ design = infer_design(read_table(snakemake.input.stories, ["story_id", "prompt_i
                       ratings if "rater" in ratings else None, snakemake.params.layout, snakemake.params.groups,
                       snakemake.params.reference_system)
 text = text.rstrip("\n") + f" Design: {design.describe()}.\n"
+if snakemake.params.gaps:  # a table's ratings nobody gave, counted per criterion when it was read
+    text = text.rstrip("\n") + f" Human ratings: {snakemake.params.gaps}.\n"
+for path in snakemake.input.left_out:  # judge columns without enough ratings (storyeval.judges.gaps)
+    note = left_out_note(read_table(path, LEFT_OUT))
+    text = text.rstrip("\n") + (f" {note}\n" if note else "\n")
+for path in snakemake.input.warnings:  # metric jobs' documented fallbacks (ROUGE's 0 for a script it cannot read)
+    warned = read_table(path, ["metric", "warning"])
+    if len(warned):
+        said = "; ".join(f"{row.metric}: {row.warning}" for row in warned.itertuples())
+        text = text.rstrip("\n") + f" Metric warnings: {said}.\n"
 Path(out.text).write_text(text, encoding="utf-8")
 write_about_page(out.page, out.text, f"{wildcards.dataset}, {wildcards.scoreset} scores: the data")
 log.info("%s", text.strip())

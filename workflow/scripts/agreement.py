@@ -1,9 +1,10 @@
-"""Human agreement beside the metrics: Krippendorff's alpha and the leave-one-rater-out ceiling per criterion
-(agreement.csv), the Alternative Annotator Test of every metric and judge (alt_test.csv)."""
+"""Human agreement beside the metrics: Krippendorff's alpha and the human ceiling per criterion (agreement.csv),
+the Alternative Annotator Test of every metric and judge at the dataset's margin (alt_test.csv)."""
 
 from storyeval.data.load import analysis_grid
 from storyeval.io import log_to, read_table, write_csv
-from storyeval.stats.agreement import agreement_table, alt_test_table
+from storyeval.stats.agreement import agreement_table
+from storyeval.stats.alttest import Margin, alt_test_table
 from storyeval.stats.meta import load_meta
 
 log = log_to(snakemake.log[0])
@@ -20,9 +21,10 @@ for criterion, rows in table.groupby("criterion", sort=False):
     note = rows["note"].iloc[0]
     log.info("%s: %s; ceiling %s%s", criterion, alphas, ceilings, f" ({note})" if note else "")
 test = settings["alt_test"]
-alt, notes = alt_test_table(ratings, stories, load_meta(snakemake.input, params.reference_system), test["epsilon"],
-                            test["q"], test["min_instances"], test["min_annotators"],
-                            chance_draws=test["chance_draws"], seed=test["seed"])
+margin = Margin.of(*params.rater_kind, test["epsilon"])
+alt, notes = alt_test_table(ratings, stories, load_meta(snakemake.input, params.reference_system), margin,
+                            params.layout, test["q"], test["min_instances"], test["min_annotators"],
+                            draws=test["chance_draws"], seed=test["seed"])
 write_csv(alt, snakemake.output.alt_test)
 for line in notes:
     log.info("%s", line)

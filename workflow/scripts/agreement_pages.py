@@ -17,13 +17,13 @@ from storyeval.plots.pages import caption_html
 log = log_to(snakemake.log[0])
 inputs, out, wildcards, params = snakemake.input, snakemake.output, snakemake.wildcards, snakemake.params
 agreement = read_table(inputs.agreement, ["criterion", "level", "coefficient", "ceiling"])
-alt = read_table(inputs.alt_test, ["metric", "criterion", "omega", "rho", "passed", "annotators", "chance_passes",
-                                   "chance_draws"])
+alt = read_table(inputs.alt_test, ["metric", "criterion", "omega", "rho", "passed", "epsilon", "annotators",
+                                   "chance_p", "chance_q", "chance_draws", "beats_chance"])
 name = f"{wildcards.dataset}, {wildcards.scoreset} scores"
 write_agreement_page(out.agreement, agreement, f"{name}: how far the raters agree (Krippendorff's alpha) and the "
                      "human ceiling", [inputs.agreement],
                      caption_html(inputs.agreement_caption, wildcards, params.facts))
-note = " ".join(filter(None, [settings_note(params.alt_test), layout_note(agreement)]))
+note = " ".join(filter(None, [settings_note(params.alt_test, alt), layout_note(agreement)]))
 write_alt_test_page(out.alt_test, alt, f"{name}: may a metric replace a rater? The Alternative Annotator Test",
                     [inputs.alt_test], caption_html(inputs.alt_test_caption, wildcards, params.facts), note,
                     params.alt_test["min_instances"])

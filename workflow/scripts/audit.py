@@ -32,6 +32,7 @@ write_csv(table, snakemake.output.csv)
 text = audit.markdown(table, notes)
 _atomic(snakemake.output.md, lambda tmp: open(tmp, "w", encoding="utf-8").write(text))
 findings = "".join(f"<p>{line}</p>\n" for line in [f"<b>{audit.headline(table)}</b>", *notes])
+findings += "<p>Per table (paper-exact profile):</p>\n" + audit.per_table(table).to_html(index=False, border=0)
 shown = table.rename(columns=header).fillna("")  # headers as words; the CSV keeps the column names
 write_table_page(snakemake.output.page, shown, "Reproduction audit", [snakemake.output.csv, snakemake.output.md],
                  findings)

@@ -7,7 +7,7 @@ from storyeval.analysis import missing_note
 from storyeval.criteria import ordered_criteria
 from storyeval.data.registry import marked_labels, present_metrics, resolve_metrics
 from storyeval.io import log_to, read_table
-from storyeval.plots.base import save_figure, shows_degenerate
+from storyeval.plots.base import said_figure, save_figure, shows_degenerate
 from storyeval.plots.heatmaps import (
     correlation_heatmap,
     correlation_matrix,
@@ -16,20 +16,23 @@ from storyeval.plots.heatmaps import (
     williams_matrix,
 )
 from storyeval.plots.pages import (
+    COEFFICIENTS,
     caption_html,
     figure_caption,
     figure_fits,
     figure_heading,
     note_html,
     write_figure_page,
+    write_said_page,
 )
+from storyeval.stats.williams import untested
 
 log = log_to(snakemake.log[0])
 params = snakemake.params
 COLUMNS = {
     "correlations": ["kind", "level", "coefficient", "x", "y", "r"],
-    "registry": ["slug", "label", "order"],
-    "williams": ["level", "criterion", "metric_a", "metric_b", "p"],
+    "registry": ["slug", "label", "order", "direction"],
+    "williams": ["level", "criterion", "metric_a", "metric_b", "p", "n"],
     "f1": ["metric", "criterion", "f1"],
     "topk": ["criterion", "k", "metric", "abs_r"],
     "stories": ["story_id", "system"],
@@ -72,13 +75,19 @@ def labels():
 
 
 def heatmap(spec):
+    """Fig. 1-6, 10-25: r in percent, oriented for the metrics (analysis.orientation oriented), or HANNA's |r|
+    (absolute); the criteria's signed."""
     kind = spec["kind"]
     subset = metric_order(spec) if spec["subset"] else None
+    absolute = params.orientation == "absolute"
+    orientation = "oriented" if kind != "criteria" and params.orientation == "oriented" else "signed"
     matrix = correlation_matrix(table("correlations"), CORRELATION_KINDS[kind], spec["level"], spec["coefficient"],
-                                table("registry"), subset)
-    title = f"{spec['level'].capitalize()}-level |{spec['coefficient'].capitalize()}| (%): {WHAT[kind]}"
+                                table("registry"), subset, orientation)
+    name = COEFFICIENTS[spec["coefficient"]]  # Kendall τ, Spearman ρ, Pearson r
+    value = f"|{name}| (%)" if absolute else f"{name} (%), oriented" if orientation == "oriented" else f"{name} (%)"
+    title = f"{spec['level'].capitalize()}-level {value}: {WHAT[kind]}"
     return correlation_heatmap(matrix, title, lower_triangle=kind != "metric_criteria",
-                               average_row=kind == "metric_criteria")
+                               average_row=kind == "metric_criteria", absolute=absolute)
 
 
 def williams(spec):
@@ -125,7 +134,9 @@ log.info("imports and set-up: %.2f CPU-s", time.process_time())
 for name, spec in params.figures.items():
     pdf, png = snakemake.output[f"{name}_pdf"], snakemake.output[f"{name}_png"]
     start = time.process_time()
-    figure = RENDER[spec["kind"]](spec)
+    # A Williams figure where no pair could be tested says why instead of drawing a blank grid.
+    said = untested(table("williams"), spec["level"], spec["criterion"]) if spec["kind"] == "williams" else ""
+    figure = said_figure(said) if said else RENDER[spec["kind"]](spec)
     built = time.process_time()
     degenerate = shows_degenerate(figure)  # before saving: save_figure clears the figure
     pixels = save_figure(figure, pdf, png, dpi=params.dpi)
@@ -136,7 +147,10 @@ for name, spec in params.figures.items():
         key, column = DRAWN[spec["kind"]]
         note = missing_note(read_table(snakemake.input[key], [column]), table("registry"), column)
         caption += note_html(note)
-    write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi, pixels,
-                      caption, degenerate, figure_fits(spec))
+    if said:
+        write_said_page(snakemake.output[f"{name}_page"], figure_heading(name, spec), said, caption)
+    else:
+        write_figure_page(snakemake.output[f"{name}_page"], png, pdf, figure_heading(name, spec), params.dpi,
+                          pixels, caption, degenerate, figure_fits(spec))
     log.info("%s rendered (CPU-s: build %.2f, PDF + PNG %.2f, report page %.2f)", name, built - start, saved - built,
              time.process_time() - saved)

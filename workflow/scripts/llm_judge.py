@@ -17,7 +17,8 @@ settings = Settings(**snakemake.params.settings)
 texts = read_parquet(snakemake.input.texts)
 device = None if snakemake.params.device == "auto" else snakemake.params.device
 scores, details, run = rate(texts, snakemake.params.criteria, template, model["path"], settings, model.get("revision"),
-                            device, f"judges.models.{judge}", model.get("served"), model.get("tokenizer"))
+                            device, f"judges.models.{judge}", model.get("served"), model.get("tokenizer"),
+                            snakemake.params.cache)
 registry = judge_registry(judge, template, list(scores.columns), settings.mode)
 write_parquet(scores.set_axis(registry["slug"], axis=1).rename_axis("story_id").reset_index(), snakemake.output.scores)
 write_parquet(details, snakemake.output.details)

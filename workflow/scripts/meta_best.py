@@ -19,7 +19,7 @@ from storyeval.plots.pages import (
     write_table_page,
 )
 from storyeval.stats.confounds import flagged
-from storyeval.stats.meta import best_table
+from storyeval.stats.meta import best_table, design_best
 
 log = log_to(snakemake.log[0])
 out, p = snakemake.output, snakemake.params
@@ -29,7 +29,12 @@ table = best_table(intervals, clusters, p.top)
 confounds = read_table(snakemake.input.confounds, ["coefficient", "metric", "criterion", "length", "confound"])
 keys = {"coefficient": "coefficient", "metric": "metric", "criterion": "criterion"}
 table = flagged(table, confounds, keys, table["grouping"] == "none")  # grouping none: over all stories, pooled
-for row in table[table["confound"] != ""].itertuples():
+family = intervals.drop_duplicates("metric").set_index("metric")["family"]
+answer = read_table(snakemake.input.answer, ["level", "criterion", "statistic", "metric", "label", "kind", "r",
+                                             "ci_low", "ci_high", "rank", "top"])
+table = pd.concat([design_best(answer, family, p.top).assign(confound=""), table],  # the design's answer first
+                  ignore_index=True)
+for row in table[table["confound"].fillna("") != ""].itertuples():
     log.warning("confound: %s x %s, grouping none (%s): %s (results/%s/%s/confounds.csv)", row.metric, row.criterion,
                 row.coefficient, row.confound, snakemake.wildcards.dataset, snakemake.wildcards.scoreset)
 write_csv(table, out.csv)

@@ -15,8 +15,9 @@ registry = marked(read_table(snakemake.input.registry, ["slug", "label", "family
 if "judge_registry" in snakemake.input.keys():
     judges = read_table(snakemake.input.judge_registry, ["slug", "label", "family", "judge", "criterion", "task"])
     registry = pd.concat([registry, judges], ignore_index=True)
+answer = read_table(snakemake.input.answer, ["level", "criterion", "metric", "r"])  # oriented, as the correlations
 consensus, summary = consensus_tables(
-    correlations, registry, p.coefficients, p.kemeny["dp_limit"], p.kemeny["ilp_time_limit"]
+    correlations, registry, p.coefficients, p.kemeny["dp_limit"], p.kemeny["ilp_time_limit"], answer
 )
 write_csv(consensus, out.consensus)
 write_csv(summary, out.summary)

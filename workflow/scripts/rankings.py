@@ -1,4 +1,5 @@
-"""Top metrics per criterion (Tab. 5, 8, 9) and Borda counts (Tab. 6) from the correlations."""
+"""Top metrics per criterion (Tab. 5, 8, 9) and Borda counts (Tab. 6) from the correlations, and from the design's
+answer (level design)."""
 
 from storyeval.analysis import rankings
 from storyeval.io import log_to, read_table, write_csv
@@ -9,7 +10,9 @@ correlations = read_table(snakemake.input.correlations, ["kind", "level", "coeff
                           round_trip=True)
 registry = read_table(snakemake.input.registry, ["slug", "label", "order", "degenerate_release", "direction"])
 p = snakemake.params
-top, counts = rankings(correlations, registry, p.top_k, p.borda_ties, p.orientation)
+has_answer = "answer" in snakemake.input.keys()  # a set without ratings has no design's answer
+answer = read_table(snakemake.input.answer, ["level", "criterion", "metric", "r"]) if has_answer else None
+top, counts = rankings(correlations, registry, p.top_k, p.borda_ties, p.orientation, answer)
 confounds = read_table(snakemake.input.confounds, ["coefficient", "metric", "criterion", "length", "confound"])
 top = flagged(top, confounds, {"coefficient": "coefficient", "metric": "metric", "criterion": "criterion"},
               top["level"] == "story", system=snakemake.params.pooled)

@@ -10,6 +10,7 @@ from storyeval.plots.pages import (
     caption_html,
     for_reading,
     has_degenerate,
+    note_html,
     write_table_page,
 )
 
@@ -35,7 +36,7 @@ BUILDERS = {
 }
 for name in params.tables:
     table = BUILDERS[name]()
-    title = TABLES[name][1]
+    title, ties = TABLES[name][1], table.attrs.get("note", "")  # a top-k table's ties at the cut (kept_ties)
     if "orientation" in params.keys() and TABLE_CAPTIONS[name] in ("top_metrics", "borda", "kemeny"):
         title = f"{title}; {ORIENTATION_NOTES[params.orientation]}"
     if name == "tab4_system_means":  # the unit of its intervals, its order, its mean over the criteria
@@ -43,8 +44,9 @@ for name in params.tables:
     csv, md = snakemake.output[f"{name}_csv"], snakemake.output[f"{name}_md"]
     write_csv(table, csv)
     table = for_reading(table)  # the page and the Markdown for people: headers as words, no slugs, p-values read
-    write_markdown(table, md, f"{title}; {DEGENERATE}" if has_degenerate(table) else title)
+    written = f"{title}; {ties}" if ties else title
+    write_markdown(table, md, f"{written}; {DEGENERATE}" if has_degenerate(table) else written)
     caption = caption_html(snakemake.input[f"caption_{TABLE_CAPTIONS[name]}"], snakemake.wildcards,
-                           snakemake.params.facts)
+                           snakemake.params.facts) + note_html(f"{ties}." if ties else "")
     write_table_page(snakemake.output[f"{name}_page"], table, title, [csv, md], caption)
     log.info("%s: %d rows", name, len(table))

@@ -26,6 +26,13 @@ class Printed:
     scale: float = 1.0  # printed = scale x storyeval's (percentages: 100)
     note: str = ""  # what was tried where no released file gives the number
     places: int | None = None  # printed decimals where the value drops trailing zeros (0.50 printed: 2)
+    # What the number was read from (storyeval.audit_datasets.REFERENCES): "paper", the printed paper; "code", the
+    # authors' code run on their released files; "notebook", an output cell of the authors' notebook.
+    reference: str = "paper"
+    printed_range: tuple[float, float] | None = None  # a range printed for it ("3-10X": (3, 10))
+    # A row of `result` (column -> value, as `where`) whose value reproduces the printed number another way (the
+    # paper's recipe): the evidence that makes a deviation "explained"; empty: a note alone explains nothing.
+    evidence: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +47,11 @@ class Dataset:
     # What a rater id is (storyeval.stats.agreement.RATER_LAYOUTS): "rater", a person; "position", a judge slot that
     # is not the same person across stories (HANNA's and UNION's releases), which agreement.csv says beside alpha.
     rater_layout: str = "rater"
+    # Who the raters are, for the alt-test's margin epsilon (storyeval.stats.alttest.RATER_KINDS: crowd, skilled,
+    # expert, as the dataset's paper describes them); "": not declared.
+    rater_kind: str = ""
     criteria: tuple[str, ...] = ()  # human criteria; () for an unrated set
+    rating_gaps: str | None = None  # a read table's ratings nobody gave, per criterion (the report's About page)
     suffixes: tuple[str, ...] = tuple(TABLE_FORMATS)  # the file types its loader reads
     # Two systems on several prompts (storyeval.text.fit): story level pooled, paired comparisons per prompt.
     paired: bool = False

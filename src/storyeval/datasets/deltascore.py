@@ -156,6 +156,7 @@ def deltascore_dataset(entry: Mapping, name: str) -> Dataset:
     systems = "6 systems'" if corpus == "roc" else "4 systems'"
     return Dataset(
         kind="deltascore", load=load, texts=frozenset({"story", "prompt", "reference"}), prompts=True, systems=True,
+        rater_kind={"crowdsource": "crowd", "inhouse": "skilled"}[ratings],
         criteria=tuple(CRITERIA.values()), suffixes=(".jsonl",), criteria_map=CRITERIA_MAP,
         source="deltascore", inputs=(f"{ratings}_{corpus}",),
         recipes=recipes, recipe_inputs=(f"crowdsource_{corpus}", f"inhouse_{corpus}"),

@@ -18,11 +18,13 @@ DESCRIPTION = ("96 WritingPrompts prompts, the human story and 10 systems' stori
                "workers on six criteria")
 
 # HANNA's released per-system scores, read by rule normalise_hanna, not a text loader.
+# The raters are mTurk workers (Chhun et al. 2022): crowd, for the alt-test's margin (untested here all the same:
+# the release keeps positions, not workers).
 RELEASED = Dataset(kind="hanna-released", load=None, texts=TEXTS, prompts=True, systems=True, raters=True,
-                   rater_layout="position", criteria=tuple(CRITERIA), suffixes=(".csv",), reference_system=HUMAN,
-                   criteria_map=CRITERIA_MAP, description=DESCRIPTION)
+                   rater_layout="position", rater_kind="crowd", criteria=tuple(CRITERIA), suffixes=(".csv",),
+                   reference_system=HUMAN, criteria_map=CRITERIA_MAP, description=DESCRIPTION)
 ANNOTATIONS = Dataset(kind="hanna-annotations", load=loaders.load_hanna_annotations, texts=TEXTS, prompts=True,
-                      systems=True, raters=True, rater_layout="position", criteria=tuple(CRITERIA),
+                      systems=True, raters=True, rater_layout="position", rater_kind="crowd", criteria=tuple(CRITERIA),
                       suffixes=(".csv",), reference_system=HUMAN, criteria_map=CRITERIA_MAP, description=DESCRIPTION)
 LLM = Dataset(kind="hanna-llm", load=loaders.load_hanna_llm, texts=TEXTS, prompts=True, systems=True,
               suffixes=(".csv",), reference_system=HUMAN,

@@ -256,7 +256,11 @@ PRINTED = (
                  "(their fork's notebook gives 0.34 on them with 3 student raters)."),
 )
 
+# The raters: five study participants who each rated all 97 stories, recruited for the study rather than from a
+# crowd platform and not described as professional writers: skilled annotators in Calderon et al.'s rule of thumb
+# (epsilon 0.15); the alt-test page shows where the verdict differs at 0.1 and 0.2.
 PDS = Dataset(kind="pds", load=load, texts=frozenset({"story", "prompt"}), prompts=False, systems=True, raters=True,
+              rater_kind="skilled",
               criteria=CRITERIA, suffixes=(".csv",), reference_system=None, criteria_map=CRITERIA_MAP,
               source="pds", inputs=("stories", "human"), released=released,
               released_inputs=("stories", *JUDGES), printed=PRINTED, recipes=recipes,

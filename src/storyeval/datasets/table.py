@@ -1,5 +1,6 @@
 """The user's own rated stories (kind `table`): a file, or files, in `storyeval.text.layouts`' layouts (CSV, TSV,
-JSONL, Parquet) described by the entry's `columns:` map; what the dataset has follows from that map."""
+JSON, JSONL, Parquet, .xlsx, .ods) described by the entry's `columns:` map; what the dataset has follows from
+that map."""
 
 from __future__ import annotations
 
@@ -28,9 +29,12 @@ def table_criteria(entry: Mapping) -> tuple[str, ...]:
 
 
 def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
-    """The user's own file, or files (CSV, TSV, JSONL, Parquet), in `storyeval.text.layouts`' layouts as a
-    dataset: what it has follows from its columns map."""
+    """The user's own file, or files (CSV, TSV, JSON, JSONL, Parquet, .xlsx, .ods), in `storyeval.text.layouts`'
+    layouts as a dataset, its texts in a column or a folder (`texts:`): what it has follows from its columns map."""
     columns = entry.get("columns") or {}
+    if not (columns.get("story") or entry.get("texts")):
+        raise InputError(f"datasets.{name}.columns.story: missing, and no texts: folder gives the stories; fix: name "
+                         "the column that holds each story's text, or declare texts: {path, pattern, sha256}")
     layout = entry.get("layout", "wide")
     if layout not in layouts.LAYOUTS:
         raise InputError(f"datasets.{name}.layout: {layout!r}; fix: use one of {', '.join(layouts.LAYOUTS)}")
@@ -49,13 +53,17 @@ def table_dataset(entry: Mapping, name: str = "dataset") -> Dataset:
     texts = {"story"} | {key for key in ("prompt", "reference") if columns.get(key)}
     load = partial(loaders.load_table, columns=columns, parts=entry.get("files"), file_format=entry.get("format"),
                    encoding=entry.get("encoding"), layout=layout, scale=scale, integer=bool(entry.get("integer")),
-                   delimiter=entry.get("delimiter"), decimal=entry.get("decimal", "."))
-    per_rater = any(isinstance(value, list) for value in layouts.criterion_columns(columns).values())
+                   delimiter=entry.get("delimiter"), decimal=entry.get("decimal", "."), sheet=entry.get("sheet"),
+                   cells=entry.get("range"), raters=entry.get("raters"), text_folder=entry.get("texts"))
+    per_rater = entry.get("raters") or any(isinstance(value, list) for value in
+                                           layouts.criterion_columns(columns).values())
     rated = bool(criteria) or layout == "long"  # layout long: the criterion column's values, read from the file
     raters = (bool(columns.get("rater")) or per_rater) and rated
     layout_of_raters = entry.get("rater_layout", "rater")
+    named = (entry.get("texts") or {}).get("pattern", "")  # a folder's file names may give system and prompt
     return Dataset(kind="table", load=load, texts=frozenset(texts), rater_layout=layout_of_raters,
-                   prompts=bool(columns.get("prompt_id") or columns.get("prompt")), systems=bool(columns.get("system")),
+                   prompts=bool(columns.get("prompt_id") or columns.get("prompt") or "{prompt_id}" in named),
+                   systems=bool(columns.get("system") or "{system}" in named),
                    raters=raters, criteria=criteria, reference_system=entry.get("reference_system"),
                    criteria_map=entry.get("criteria_map") or {})
 

@@ -300,21 +300,23 @@ NOTE_TABLE = ("the paper's LLM-judge table (Table 9, per the notebook's comment)
 PAPER = "Chakrabarty et al. 2024 (TTCW, CHI)"
 PRINTED = (
     *(Printed(PAPER, NOTEBOOK, f"{JUDGES[judge]} vs expert majority, {measure}, 672 items", value,
-              "paper_recipes.csv", {"item": f"{judge} {measure}"}, note=NOTE_TABLE)
+              "paper_recipes.csv", {"item": f"{judge} {measure}"}, note=NOTE_TABLE, reference="notebook")
       for judge, values in NOTEBOOK_TABLE.items()
       for measure, value in zip(("balanced accuracy", "precision", "recall", "f1", "pearson"), values)),
     Printed(PAPER, "abstract, p. 1", "LLM stories pass 3-10X fewer TTCW tests: lower end (Claude)", 3,
             "paper_recipes.csv", {"item": f"{NEW_YORKER}/Claude pass-rate ratio (all verdicts)"},
             note="printed as the range 3-10X; the ratio of shares of tests passed over every expert verdict, the "
-                 "smallest of the three LLMs (GPT-4's is 3.05); by majority labels the ratios are 3.9-38"),
+                 "smallest of the three LLMs (GPT-4's is 3.05); by majority labels the ratios are 3.9-38",
+            printed_range=(3, 10)),
     Printed(PAPER, "abstract, p. 1", "LLM stories pass 3-10X fewer TTCW tests: upper end (GPT-3.5)", 10,
             "paper_recipes.csv", {"item": f"{NEW_YORKER}/GPT3.5 pass-rate ratio (all verdicts)"},
             note="printed as the range 3-10X; the ratio of shares of tests passed over every expert verdict, the "
-                 "largest of the three LLMs"),
+                 "largest of the three LLMs", printed_range=(3, 10)),
 )
 
 TTCW = Dataset(kind="ttcw", load=load, texts=frozenset({"story", "prompt"}), prompts=True, systems=True,
-               raters=True, criteria=CRITERIA, suffixes=(".json",), criteria_map=CRITERIA_MAP, source="ttcw",
+               raters=True, rater_kind="expert", criteria=CRITERIA, suffixes=(".json",), criteria_map=CRITERIA_MAP,
+               source="ttcw",
                inputs=("stories", "annotations"), released=released, released_inputs=tuple(JUDGES),
                recipes=recipes, recipe_inputs=("annotations", *JUDGES), printed=PRINTED,
                description="12 New Yorker plots x GPT-3.5, GPT-4 and Claude stories (the New Yorker texts are not "

@@ -261,7 +261,7 @@ def printed(corpus: str) -> tuple[Printed, ...]:
                 value=value, result="released/correlations.csv",
                 where={"kind": "metric_criterion", "level": "story", "coefficient": coefficient, "x": slug,
                        "y": CRITERION},
-                column="r", note=PERPLEXITY_NOTE if slug == "perplexity" else "")
+                column="r", note=PERPLEXITY_NOTE if slug == "perplexity" else "", reference="code")
         for slug, _, label, *_ in METRICS for coefficient, value in zip(COEFFICIENTS, ORACLE[corpus][slug]))
 
 

@@ -39,11 +39,16 @@ def criteria(config: Mapping, dataset: str) -> dict[str, str]:
     return dict(config["judges"]["datasets"][dataset].get("criteria") or hanna_criteria())
 
 
+OWN = ("mode", "truncate", "max_length")  # a judge's own setting over the judges section's
+
+
 def settings(config: Mapping, judge: str) -> dict:
-    """The keyword arguments of storyeval.judges.rate.Settings for `judge` (its own mode over judges.mode)."""
-    section = config["judges"]
-    return {"mode": section["models"][judge].get("mode") or section["mode"],
-            **{key: section[key] for key in ("batch_size", "batch_tokens", "max_new_tokens", "dtype", "top_logprobs")}}
+    """The keyword arguments of storyeval.judges.rate.Settings for `judge` (its own mode, truncate and max_length
+    over the judges section's)."""
+    section, model = config["judges"], config["judges"]["models"][judge]
+    own = {key: model[key] if model.get(key) is not None else section.get(key) for key in OWN}
+    shared = ("batch_size", "batch_tokens", "max_new_tokens", "dtype", "top_logprobs")
+    return {key: value for key, value in own.items() if value is not None} | {key: section[key] for key in shared}
 
 
 def check_judges(config: Mapping) -> None:
@@ -55,6 +60,13 @@ def check_judges(config: Mapping) -> None:
         if names.setdefault(template_name(spec), spec) != spec:
             raise InputError(f"judges.templates: {spec} and {names[template_name(spec)]} are both called "
                              f"{template_name(spec)!r}; fix: rename one file (the name is part of output paths)")
+    for name, model in section["models"].items():
+        own = {key: model.get(key) or section.get(key) for key in ("truncate", "max_length")}
+        if str(model["path"]).startswith(("http://", "https://")) and not model.get("tokenizer") and (
+                own["truncate"] not in (None, "none") or own["max_length"] is not None):
+            raise InputError(f"judges.models.{name}: truncate and max_length need the served model's tokenizer to "
+                             "count tokens; fix: set its tokenizer: (a local copy), or leave truncate and "
+                             "max_length out")
     if not section["models"]:
         return  # nothing is judged: the default config's entries name datasets a config may have replaced
     for name, entry in section["datasets"].items():

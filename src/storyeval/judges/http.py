@@ -7,7 +7,9 @@ position, exactly what the in-process judge reads (`storyeval.judges.rate`); wit
 in the reply's opening. Mode expected asks for the `top_logprobs` most likely next tokens and weights the ratings
 by the probabilities of the tokens among them that read 1-5 (G-Eval, Liu et al. 2023); a prompt whose top tokens
 hold no rating is NaN, counted as a parse failure. Mode generate parses the greedy answer
-(`storyeval.judges.parse`). Prompt tokens are the server's count (`usage.prompt_tokens`).
+(`storyeval.judges.parse`). A malformed reply (an {"error": ...} body, fewer choices than prompts, a choice
+without text or logprobs) is a parse failure of the prompts it concerns, its reason in the details; a server that
+does not answer at all stops the job with one line. Prompt tokens are the server's count (`usage.prompt_tokens`).
 """
 
 from __future__ import annotations
@@ -20,9 +22,13 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.judges import window
+from storyeval.judges.gaps import MISSING_CHOICE, NO_RATING, SERVER
 from storyeval.judges.parse import parse_rating
 from storyeval.judges.prompts import Template, prompt_text
-from storyeval.judges.rate import RATINGS, answer_position
+from storyeval.judges.rate import RATINGS
+
+STOPS = (401, 403, 404, 405)  # a wrong URL or access: every request would fail alike
 
 
 class PlainText:
@@ -41,6 +47,12 @@ def post(url: str, payload: dict, timeout: float, key: str) -> dict:
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.load(response)
+    except urllib.error.HTTPError as error:
+        if error.code in STOPS:
+            raise InputError(f"{key}: {url}/completions answered HTTP {error.code} ({error.reason}); fix: correct the "
+                             "URL (an OpenAI-compatible base URL ending in /v1) or the server's access") from error
+        body = error.read().decode("utf-8", "replace")  # a request it refused (a prompt past its window, ...)
+        return {"error": f"HTTP {error.code}: {body}"}
     except (urllib.error.URLError, OSError, ValueError) as error:
         raise InputError(f"{key}: {url}/completions did not answer ({error}); fix: start the server, or correct the "
                          "URL (an OpenAI-compatible base URL ending in /v1)") from error
@@ -56,46 +68,100 @@ def expected_from_top(top: dict[str, float]) -> tuple[float, float]:
     return (float(probabilities @ RATINGS / mass) if mass > 0 else np.nan), float(mass)
 
 
+def reply_choices(answer, size: int) -> tuple[list[dict | None], str, str]:
+    """(the reply's choice for each of the `size` prompts of a request, None where it has none; the reason none
+    came; the server's message): a reply without `choices` (an {"error": ...} body) or with fewer choices than
+    prompts is a parse failure of the prompts it concerns, never a stop."""
+    if not isinstance(answer, dict) or not isinstance(answer.get("choices"), list):
+        shown = json.dumps(answer.get("error", answer) if isinstance(answer, dict) else answer, default=str)
+        return [None] * size, SERVER, shown[:200]
+    chosen = [None] * size
+    for place, choice in enumerate(answer["choices"]):
+        index = choice.get("index", place) if isinstance(choice, dict) else None
+        if isinstance(index, int) and 0 <= index < size:
+            chosen[index] = choice
+    return chosen, MISSING_CHOICE, ""
+
+
+def read_choice(choice: dict, generate: bool) -> tuple[float, float, str, str]:
+    """(value, rating mass, the answer as read, failure reason or "") of one choice; in mode expected a failure's
+    answer is its most likely next tokens."""
+    try:
+        if generate:
+            rating = parse_rating(choice["text"])
+            return (np.nan if rating is None else float(rating)), np.nan, choice["text"], NO_RATING * (rating is None)
+        top = choice["logprobs"]["top_logprobs"][0]
+        value, mass = expected_from_top(top)
+        if np.isfinite(value):
+            return value, mass, "", ""
+        likely = sorted(top or {}, key=lambda token: -top[token])[:3]
+        return value, mass, "most likely next tokens: " + ", ".join(map(repr, likely)), NO_RATING
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+        return np.nan, np.nan, json.dumps(choice, default=str)[:200], MISSING_CHOICE
+
+
+def served_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, local, settings, key: str):
+    """(the prompts: token ids with a local tokenizer, else text; their table, as rate.Prompts.table)."""
+    from storyeval.judges.rate import Prompts, build_prompts
+
+    if local is not None:
+        limit = window.room(settings.max_length, settings.extra(served=True), key)
+        prompts = build_prompts(texts, criteria, template, local, limit, settings.truncate)
+        return prompts.ids, prompts
+    if settings.truncate != "none" or settings.max_length is not None:
+        raise InputError(f"{key}: truncate {settings.truncate} and max_length {settings.max_length} need the served "
+                         "model's tokenizer to count tokens; fix: set tokenizer: (a local copy of it), or leave "
+                         "truncate and max_length out")
+    prompts, texts_sent = Prompts(), []
+    for row in texts.itertuples(index=False):
+        for criterion in criteria:
+            text, _ = prompt_text(PlainText(), template, row._asdict(), criterion, criteria)
+            for name, value in (("story_id", row.story_id), ("criterion", criterion), ("ids", []),
+                                ("rating_ids", []), ("cut", 0), ("fits", True)):
+                getattr(prompts, name).append(value)
+            texts_sent.append(text)
+    return texts_sent, prompts
+
+
 def rate_http(texts: pd.DataFrame, criteria: dict[str, str], template: Template, url: str, settings,
               served: str | None = None, tokenizer: str | None = None, timeout: float = 600,
-              key: str = "judge") -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+              key: str = "judge", cache=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """`storyeval.judges.rate.rate`'s three results from a served judge (module docstring)."""
+    from storyeval.judges.cache import AnswerCache
+    from storyeval.judges.rate import answered, finish
+
     local = None
     if tokenizer is not None:
         from transformers import AutoTokenizer
 
         local = AutoTokenizer.from_pretrained(tokenizer)
-    rows, prompts = [], []
-    for row in texts.itertuples(index=False):
-        for criterion in criteria:
-            text, special = prompt_text(local or PlainText(), template, row._asdict(), criterion, criteria)
-            prompts.append(answer_position(local, text, special)[0] if local else text)
-            rows.append((row.story_id, criterion))
+    sent, prompts = served_prompts(texts, criteria, template, local, settings, key)
     generate = settings.mode == "generate"
     payload = {"model": served, "temperature": 0, "max_tokens": settings.max_new_tokens if generate else 1}
     if not generate:
         payload["logprobs"] = settings.top_logprobs
-    values, extra, tokens = [], [], 0
-    for start in range(0, len(prompts), settings.batch_size):
-        answer = post(url, payload | {"prompt": prompts[start:start + settings.batch_size]}, timeout, key)
-        choices = sorted(answer["choices"], key=lambda choice: choice["index"])
-        tokens += int(answer.get("usage", {}).get("prompt_tokens", 0))
-        for choice in choices:
-            if generate:
-                rating = parse_rating(choice["text"])
-                values.append(np.nan if rating is None else float(rating))
-                extra.append(choice["text"])
-            else:
-                value, mass = expected_from_top(choice["logprobs"]["top_logprobs"][0])
-                values.append(value)
-                extra.append(mass)
-    lengths = [len(prompt) if local else np.nan for prompt in prompts]  # token ids with a local tokenizer
-    details = pd.DataFrame(rows, columns=["story_id", "criterion"]).assign(
-        prompt_tokens=lengths, value=values, **{"answer" if generate else "rating_mass": extra})
-    scores = details.pivot(index="story_id", columns="criterion", values="value")
-    scores = scores.loc[list(texts["story_id"]), list(criteria)].rename_axis(columns=None)
-    failures = int(details["value"].isna().sum())
+    tokens = [0]
+
+    def ask(todo: list[int]) -> pd.DataFrame:
+        values, mass = np.full(len(sent), np.nan), np.full(len(sent), np.nan)
+        answers, failure = [""] * len(sent), list(prompts.table()["failure"])
+        for start in range(0, len(todo), settings.batch_size):
+            batch = todo[start:start + settings.batch_size]
+            answer = post(url, payload | {"prompt": [sent[k] for k in batch]}, timeout, key)
+            usage = answer.get("usage") if isinstance(answer, dict) else None
+            tokens[0] += int((usage if isinstance(usage, dict) else {}).get("prompt_tokens") or 0)
+            choices, reason, message = reply_choices(answer, len(batch))
+            for k, choice in zip(batch, choices):
+                read = (np.nan, np.nan, message, reason) if choice is None else read_choice(choice, generate)
+                values[k], mass[k], answers[k], failure[k] = read
+        return pd.DataFrame({"value": values, "answer": answers, "failure": failure,
+                             **({} if generate else {"rating_mass": mass})})
+
     # the server chooses the dtype and device: the signature names the server
-    run = {"forward_passes": len(prompts), "prompt_tokens": tokens, "parse_failures": failures, "dtype": "served",
-           "device": url}
-    return scores, details, run
+    signature = {"url": url, "served": served, "tokenizer": tokenizer}
+    details, asked = answered(prompts, sent, ask, AnswerCache(cache), lambda: signature, template, settings, key,
+                              served=True)
+    lengths = [np.nan] * len(sent) if local is None else list(map(len, sent))
+    scores, details, counts = finish(texts, criteria, details.assign(prompt_tokens=lengths), key)
+    return scores, details, {"forward_passes": asked, "cached": len(prompts.run) - asked, "prompt_tokens": tokens[0],
+                             **counts, "dtype": "served", "device": url}

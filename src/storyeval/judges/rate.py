@@ -10,8 +10,10 @@ answers with a rating at all. `generate`: the greedy answer (at most `max_new_to
 
 Prompts are batched by length (`storyeval.neural.models.length_batches`), left-padded, positions counted from
 each prompt's first token, so that the answer position is the last of every row. A prompt longer than the
-model's window stops the run with one line. The same texts, settings and model give the same numbers from
-`storyeval.judge` and from the workflow's judge job (they call `rate`).
+model's window follows the judge's `truncate` policy (`storyeval.judges.window`): left out and counted, or its
+story cut. Every prompt without a rating has its reason in the details (`failure`) and one log line counts them
+(`storyeval.judges.gaps`). The same texts, settings and model give the same numbers from `storyeval.judge` and
+from the workflow's judge job (they call `rate`).
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.judges import window
+from storyeval.judges.cache import FIELDS, AnswerCache, entry_key
+from storyeval.judges.gaps import MISSING_CHOICE, NO_RATING, PAST_WINDOW, SERVER, count_line
 from storyeval.judges.parse import parse_rating
 from storyeval.judges.prompts import Template, prompt_text
-from storyeval.neural.models import length_batches, pinned_source, warn_unpinned, where_from
+from storyeval.neural.models import identity, length_batches, pinned_source, warn_unpinned, where_from
 from storyeval.neural.paths import resolve_model_path
 
 RATINGS = np.arange(1, 6)
@@ -43,6 +48,12 @@ class Settings:
     max_new_tokens: int = 32  # mode generate
     dtype: str = "auto"  # auto: bfloat16 on a GPU, float32 on the CPU
     top_logprobs: int = 20  # a served judge in mode expected (storyeval.judges.http)
+    truncate: str = "none"  # a prompt past the window: none (left out), head, middle (storyeval.judges.window)
+    max_length: int | None = None  # the window in tokens; None: the model config's
+
+    def extra(self, served: bool = False) -> int:
+        """Answer tokens the window must hold beside a prompt."""
+        return self.max_new_tokens if self.mode == "generate" else int(served)
 
 
 @dataclass
@@ -53,10 +64,22 @@ class Prompts:
     criterion: list = field(default_factory=list)
     ids: list = field(default_factory=list)  # token ids up to the answer position
     rating_ids: list = field(default_factory=list)  # the five rating tokens at that position
+    cut: list = field(default_factory=list)  # story tokens cut to fit the window (truncate head or middle)
+    fits: list = field(default_factory=list)  # False: past the window, left out (truncate none)
 
     @property
     def tokens(self) -> int:
-        return sum(map(len, self.ids))
+        return sum(len(ids) for ids, fits in zip(self.ids, self.fits) if fits)
+
+    @property
+    def run(self) -> list[int]:
+        """Indices of the prompts that are run (within the window)."""
+        return [k for k, fits in enumerate(self.fits) if fits]
+
+    def table(self) -> pd.DataFrame:
+        return pd.DataFrame({"story_id": self.story_id, "criterion": self.criterion,
+                             "prompt_tokens": list(map(len, self.ids)), "truncated": self.cut,
+                             "failure": ["" if fits else PAST_WINDOW for fits in self.fits]})
 
 
 @lru_cache(maxsize=2)
@@ -100,8 +123,10 @@ def answer_position(tokenizer, text: str, special: bool) -> tuple[list[int], lis
     return encoded[0][:shared], ratings
 
 
-def build_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, tokenizer) -> Prompts:
-    """One prompt per story (rows of `texts`) and criterion, story by story."""
+def build_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, tokenizer,
+                  limit: int | None = None, truncate: str = "none") -> Prompts:
+    """One prompt per story (rows of `texts`) and criterion, story by story, each within `limit` tokens as the
+    `truncate` policy makes it (storyeval.judges.window)."""
     missing = sorted(column for column in template.needs if column not in texts or texts[column].isna().any())
     if missing:
         raise InputError(f"judge template {template.name}: it reads the {', '.join(missing)} of every story, which "
@@ -109,24 +134,23 @@ def build_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Templ
     prompts = Prompts()
     for row in texts.itertuples(index=False):
         for criterion in criteria:
-            ids, ratings = answer_position(tokenizer, *prompt_text(tokenizer, template, row._asdict(), criterion,
-                                                                  criteria))
-            prompts.story_id.append(row.story_id)
-            prompts.criterion.append(criterion)
-            prompts.ids.append(ids)
-            prompts.rating_ids.append(ratings)
+            def render(values, criterion=criterion):
+                return answer_position(tokenizer, *prompt_text(tokenizer, template, values, criterion, criteria))
+
+            ids, ratings, cut, fits = window.fit(render, tokenizer, row._asdict(), limit, truncate)
+            for name, value in (("story_id", row.story_id), ("criterion", criterion), ("ids", ids),
+                                ("rating_ids", ratings), ("cut", cut), ("fits", fits)):
+                getattr(prompts, name).append(value)
     return prompts
 
 
-def check_window(model, prompts: Prompts, extra: int, key: str) -> None:
-    window = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
-    longest = max(map(len, prompts.ids), default=0) + extra
-    if window is not None and longest > window:
-        k = int(np.argmax(list(map(len, prompts.ids))))
-        answer = f" and {extra} answer tokens (max_new_tokens)" if extra else ""
-        raise InputError(f"{key}: the prompt of story {prompts.story_id[k]} ({prompts.criterion[k]}) needs "
-                         f"{longest - extra} tokens{answer}, past the model's {window}-token window; fix: use a judge "
-                         f"with a longer window or a shorter template{', or lower max_new_tokens' if extra else ''}")
+def window_line(key: str, prompts: Prompts, window_size: int | None, truncate: str) -> str | None:
+    """One line on the prompts whose story was cut to fit the window (those left out: the failures' count line)."""
+    cut = [n for n in prompts.cut if n]
+    if not cut:
+        return None
+    return (f"{key}: {len(cut)} of {len(prompts.ids)} prompts past the {window_size}-token window, their story cut "
+            f"(truncate: {truncate}) by {min(cut)}-{max(cut)} tokens")
 
 
 def left_padded(rows: list[list[int]], pad_id: int, device):
@@ -187,40 +211,93 @@ def run_generate(model, tokenizer, prompts: Prompts, batches, pad_id: int, max_n
 def rate(texts: pd.DataFrame, criteria: dict[str, str], template: Template, model_path: str | Path,
          settings: Settings = Settings(), revision: str | None = None, device: str | None = None,
          key: str = "judge", served: str | None = None, tokenizer: str | None = None,
-         ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """(scores: story_id x criterion, details: one row per story and criterion with its prompt tokens and value,
-    and what was run: forward passes, prompt tokens, parse failures, the dtype and device the model ran in) for
-    the stories of `texts` (a text table
-    with story_id, story and what the template reads) rated on `criteria` ({name: definition}). A `model_path`
-    that is a URL is a served judge (`storyeval.judges.http`: `served` model name, local `tokenizer`)."""
+         cache: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(scores: story_id x criterion, details: one row per story and criterion with its prompt tokens, story tokens
+    cut, value and the reason it has none (`failure`), and what was run: forward passes, answers from the cache,
+    prompt tokens, parse failures, prompts past the window, the dtype and device the model ran in) for the stories
+    of `texts` (a text table with story_id, story and what the template reads) rated on `criteria` ({name:
+    definition}). A `model_path` that is a URL is a served judge (`storyeval.judges.http`: `served` model name,
+    local `tokenizer`). `cache`: the answer cache's file (storyeval.judges.cache), None for none."""
     if settings.mode not in MODES:
         raise InputError(f"{key}: mode {settings.mode!r}; fix: use one of {', '.join(MODES)}")
+    if settings.truncate not in window.TRUNCATE:
+        raise InputError(f"{key}: truncate {settings.truncate!r}; fix: use one of {', '.join(window.TRUNCATE)}")
     if str(model_path).startswith(("http://", "https://")):
         from storyeval.judges.http import rate_http
 
-        return rate_http(texts, criteria, template, str(model_path), settings, served, tokenizer, key=key)
+        return rate_http(texts, criteria, template, str(model_path), settings, served, tokenizer, key=key,
+                         cache=cache)
     model, tokenizer = load_judge(key, str(model_path), device, revision, settings.dtype)
-    prompts = build_prompts(texts, criteria, template, tokenizer)
-    check_window(model, prompts, settings.max_new_tokens if settings.mode == "generate" else 0, key)
+    size = window.model_window(model.config, settings.max_length, key)
+    prompts = build_prompts(texts, criteria, template, tokenizer, window.room(size, settings.extra(), key),
+                            settings.truncate)
+    line = window_line(key, prompts, size, settings.truncate)
+    if line:
+        log.warning("%s", line)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    batches = length_batches(list(map(len, prompts.ids)), settings.batch_tokens, settings.batch_size)
-    log.info("%s: %d forward passes (%d stories x %d criteria), %d prompt tokens, %d batches", key, len(prompts.ids),
-             len(texts), len(criteria), prompts.tokens, len(batches))
-    if settings.mode == "expected":
-        results = run_expected(model, prompts, batches, pad_id)
-    else:
-        results = run_generate(model, tokenizer, prompts, batches, pad_id, settings.max_new_tokens)
-    details = pd.DataFrame({"story_id": prompts.story_id, "criterion": prompts.criterion,
-                            "prompt_tokens": list(map(len, prompts.ids))}).join(results)
+    dtype = str(model.dtype).removeprefix("torch.")
+
+    def ask(todo: list[int]) -> pd.DataFrame:
+        run = np.asarray(todo, dtype=int)
+        batches = [run[batch] for batch in length_batches([len(prompts.ids[k]) for k in run], settings.batch_tokens,
+                                                          settings.batch_size)]
+        log.info("%s: %d forward passes (%d stories x %d criteria), %d prompt tokens, %d batches", key, len(run),
+                 len(texts), len(criteria), sum(len(prompts.ids[k]) for k in run), len(batches))
+        if settings.mode == "expected":
+            return run_expected(model, prompts, batches, pad_id)
+        return run_generate(model, tokenizer, prompts, batches, pad_id, settings.max_new_tokens)
+
+    signature = (lambda: identity(model_path, revision) | {"dtype": dtype}) if cache is not None else dict
+    details, asked = answered(prompts, prompts.ids, ask, AnswerCache(cache), signature, template, settings, key)
+    scores, details, counts = finish(texts, criteria, details, key)
+    return scores, details, {"forward_passes": asked, "cached": len(prompts.run) - asked,
+                             "prompt_tokens": prompts.tokens, **counts, "dtype": dtype, "device": str(model.device)}
+
+
+def answered(prompts: Prompts, sent: list, ask, cache: AnswerCache, signature, template: Template,
+             settings: Settings, key: str, served: bool = False) -> tuple[pd.DataFrame, int]:
+    """(details before `finish`, prompts asked): the answers the cache holds for the prompts within the window
+    (`sent`: what each prompt sends, its key's prompt part), `ask(todo)` for the others (a frame over every
+    prompt), which the cache then keeps (a server's error excepted)."""
+    decoding = {"mode": settings.mode, "max_new_tokens": settings.max_new_tokens if settings.mode == "generate"
+                else None, "top_logprobs": settings.top_logprobs if served and settings.mode == "expected" else None}
+    held = {}
+    if cache.path is not None:
+        own, text = signature(), f"{template.user}\n{template.answer}"
+        keys = {k: entry_key(own, text, settings.mode, sent[k], decoding) for k in prompts.run}
+        found = cache.get(list(keys.values()))
+        held = {k: found[keys[k]] for k in keys if keys[k] in found}
+    todo = [k for k in prompts.run if k not in held]
+    results, table = ask(todo), prompts.table()
+    details = table.drop(columns=[name for name in results if name in table]).join(results)
+    for k, answer in held.items():
+        for name, value in answer.items():
+            if name in details and value is not None:
+                details.at[k, name] = value
+    if cache.path is not None:
+        log.info("%s: %d of %d answers from the cache %s, %d asked", key, len(held), len(prompts.run), cache.path,
+                 len(todo))
+        fresh = details.loc[todo]
+        keep = fresh[~fresh["failure"].fillna("").isin([SERVER, MISSING_CHOICE])]
+        cache.put({keys[k]: {name: row.get(name) for name in FIELDS} for k, row in keep.iterrows()})
+    return details, len(todo)
+
+
+def finish(texts: pd.DataFrame, criteria: dict[str, str], details: pd.DataFrame, key: str
+           ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(scores, details, counts) of a job's details: a prompt without a value and without a stated reason holds
+    no rating in its answer (a parse failure); the count line is logged where any prompt has no rating."""
+    unstated = details["value"].isna() & (details["failure"].fillna("") == "")
+    details = details.assign(failure=details["failure"].fillna("").mask(unstated, NO_RATING))
     scores = details.pivot(index="story_id", columns="criterion", values="value")
     scores = scores.loc[list(texts["story_id"]), list(criteria)].rename_axis(columns=None)
-    failures = int(details["value"].isna().sum()) if settings.mode == "generate" else 0
-    if failures:
-        log.warning("%s: %d of %d answers hold no 1-5 rating (NaN, not imputed): %s", key, failures, len(details),
-                    details.groupby("criterion")["value"].apply(lambda v: int(v.isna().sum())).to_dict())
-    run = {"forward_passes": len(prompts.ids), "prompt_tokens": prompts.tokens, "parse_failures": failures,
-           "dtype": str(model.dtype).removeprefix("torch."), "device": str(model.device)}  # as run, not as asked
-    return scores, details, run
+    line = count_line(key, details)
+    if line:
+        log.warning("%s", line)
+    past = int((details["failure"] == PAST_WINDOW).sum())
+    counts = {"parse_failures": int((details["failure"] != "").sum()) - past, "past_window": past,
+              "truncated": int((details["truncated"] > 0).sum())}
+    return scores, details, counts
 
 
 def count_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, tokenizer) -> tuple[int, int]:

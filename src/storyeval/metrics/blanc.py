@@ -38,7 +38,6 @@ import unicodedata
 import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -46,6 +45,7 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame
 from storyeval.neural import models
+from storyeval.text.tokenize import sentencizer
 
 NAME = "blanc"
 # column -> (method, document column, summary column); "golden" takes its method from `golden`
@@ -90,15 +90,6 @@ class Masked:
 
 def needs(variants: Sequence[str]) -> frozenset[str]:
     return frozenset(column for v in variants for column in VARIANTS[v][1:] if column != "story")
-
-
-@lru_cache(maxsize=1)
-def sentencizer():
-    import spacy
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    return nlp
 
 
 def sentences(text: str) -> list[str]:

@@ -13,15 +13,16 @@ from storyeval.io import read_parquet
 
 
 def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str, str]],
-                 judges: pd.DataFrame | None = None, order: Sequence[str] = RELEASED_ORDER
-                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                 judges: pd.DataFrame | None = None, order: Sequence[str] = RELEASED_ORDER,
+                 leave_out: Sequence[str] = ()) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(long scores: story_id, metric, value; registry in the released layout).
 
     `columns` (slug -> label, reference, family, direction: what the metric modules declare,
     catalog.registry_rows) registers every column a metric file may hold, `judges` the LLM-judge columns
     (storyeval.judges: their registry rows, whose judge, criterion, task, template and mode the registry
     keeps); any other column is refused. The registry lists the metrics in `order` (HANNA's release), then the
-    others in `columns`' order, then the judges.
+    others in `columns`' order, then the judges. Columns in `leave_out` (a judge without enough ratings for any
+    statistic, storyeval.judges.gaps) are left out of both.
     """
     from storyeval.judges import JUDGE_COLUMNS
 
@@ -56,7 +57,7 @@ def merge_scores(paths: list[str | Path], columns: dict[str, tuple[str, str, str
             f"story id {wide.index[wide.index.duplicated()][0]} repeats across metric files; fix: recompute them"
         )
     known = declared.set_index("slug")
-    order = [slug for slug in known.index if slug in writers]  # the paper's column order
+    order = [slug for slug in known.index if slug in writers and slug not in leave_out]  # the paper's column order
     registry = known.loc[order].reset_index()
     registry["degenerate_release"] = False  # computed here, with stable numerics
     registry["order"] = range(len(registry))

@@ -27,5 +27,7 @@ def score_and_write(module: ModuleType, texts: pd.DataFrame, options: dict, scor
         raise ValueError(f"signature keys {clash} of {module.NAME} clash with the rule's; rename the rule's")
     write_parquet(scores.reset_index(), scores_path)
     signature |= {"stories": len(texts), **extra}
+    if caught:  # a documented fallback (ROUGE's 0 for a script it cannot tokenise): the report says it too
+        signature["warnings"] = sorted({str(warning.message) for warning in caught})
     Path(signature_path).write_text(json.dumps(signature, indent=2, sort_keys=True, default=str) + "\n")
     return scores

@@ -39,6 +39,7 @@ from storyeval.errors import InputError
 from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, describe, scores_frame
 from storyeval.neural import models
 from storyeval.text.stopwords import STOP_WORDS
+from storyeval.text.tokenize import parts
 
 NAME = "summaqa"
 NEEDS = frozenset({"reference"})
@@ -79,6 +80,22 @@ def spacy_pipeline(name: str):
                          f"metric_params.{NAME}.entities to capitalised") from error
 
 
+def sentence_entities(doc) -> list[tuple[str, list[tuple[int, int]]]]:
+    """Each sentence of a parsed `doc` and the character spans of the entities it holds whole (as spaCy's
+    `Span.ents`, which scans every entity of the document for each sentence: quadratic, hours on a long story),
+    in one pass over both."""
+    entities, next_entity, found = list(doc.ents), 0, []
+    for sent in doc.sents:
+        spans = []
+        while next_entity < len(entities) and entities[next_entity].start < sent.end:
+            entity = entities[next_entity]
+            if entity.start >= sent.start and entity.end <= sent.end:
+                spans.append((entity.start_char - sent.start_char, entity.end_char - sent.start_char))
+            next_entity += 1
+        found.append((sent.text, spans))
+    return found
+
+
 def recogniser(entities: str):
     """The function text -> [(sentence, entity spans)] that `entities` names."""
     if entities == "capitalised":
@@ -88,9 +105,10 @@ def recogniser(entities: str):
         disabled = [pipe for pipe in ("tagger", "textcat") if pipe in nlp.pipe_names]  # as SummEval
 
         def spacy_entities(text: str) -> list[tuple[str, list[tuple[int, int]]]]:
-            doc = nlp(text, disable=disabled)
-            return [(sent.text, [(e.start_char - sent.start_char, e.end_char - sent.start_char) for e in sent.ents])
-                    for sent in doc.sents]
+            # a story over the parser's nlp.max_length is parsed in parts cut at line breaks (its memory: ~1 GB
+            # per 100,000 characters); a shorter one is one part, parsed as it always was
+            return [found for doc in nlp.pipe(parts(text, nlp.max_length), disable=disabled)
+                    for found in sentence_entities(doc)]
         return spacy_entities
     raise InputError(f"metric {NAME}: entities {entities!r} is not 'capitalised' or 'spacy:<pipeline>'; "
                      f"fix: set metric_params.{NAME}.entities to one of them")

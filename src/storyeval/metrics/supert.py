@@ -36,7 +36,6 @@ token granularity, greedy alignment; with all-MiniLM-L6-v2: its last layer, 6 (`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -46,6 +45,7 @@ from storyeval.metrics.base import Resource, check_texts, columns, defaults_of, 
 from storyeval.metrics.moverscore import transport_cost
 from storyeval.neural.embeddings import EmbeddingCache, require_texts, resolve_layer, unit_rows
 from storyeval.text.stopwords import STOP_WORDS
+from storyeval.text.tokenize import sentencizer
 
 NAME = "supert"
 NEEDS = frozenset({"prompt", "reference"})
@@ -56,15 +56,6 @@ RESOURCE = Resource("cache", "sentence_encoder")
 GRANULARITIES = ("token", "sentence")
 ALIGNMENTS = ("greedy", "wmd")
 
-
-
-@lru_cache(maxsize=1)
-def sentencizer():
-    import spacy  # imported here: spaCy costs ~1 s to import
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    return nlp
 
 
 def split_sentences(texts: Sequence[str]) -> dict[str, list[str]]:

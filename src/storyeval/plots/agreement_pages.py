@@ -10,10 +10,12 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from storyeval.benchmark import ALT_VERDICTS, PASSES, PASSES_SHUFFLED, UNTESTED, alt_verdicts
 from storyeval.plots.pages import COEFFICIENTS, LONG_TABLE, note_html, write_table_page
+from storyeval.stats.alttest import ALT_VERDICTS, PASSES, PASSES_CHANCE, UNTESTED, across_epsilons
+from storyeval.stats.alttest import verdicts as alt_verdicts
 
 MISSING = "–"  # a number that is undefined (alpha of a criterion without a story rated twice)
 VERDICT_ORDER = {verdict: place for place, verdict in enumerate(ALT_VERDICTS)}  # a criterion's rows, best first
@@ -55,8 +57,8 @@ def agreement_view(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def verdicts(table: pd.DataFrame) -> pd.Series:
-    """Each row's verdict (storyeval.benchmark.alt_verdicts): passes, passes shuffled too, fails, untested."""
-    return alt_verdicts(table)["alt_test"].reindex(table.index)
+    """Each row's verdict (storyeval.stats.alttest.verdicts): passes, passes not beyond chance, fails, untested."""
+    return alt_verdicts(table)
 
 
 def _reasons(table: pd.DataFrame) -> pd.Series:
@@ -65,10 +67,15 @@ def _reasons(table: pd.DataFrame) -> pd.Series:
     return table["untested_reason"].fillna("").astype(str)
 
 
+def _p(value) -> str:
+    return MISSING if pd.isna(value) else ("< 0.001" if value < 0.001 else f"{value:.3f}")
+
+
 def alt_test_view(table: pd.DataFrame) -> pd.DataFrame:
-    """alt_test.csv for people: per criterion the passes first (those no shuffle matches before those it does),
-    then the failures and the untested, each by rho; the verdict, omega, rho, the raters tested and the shuffles
-    that pass, and why a row is untested."""
+    """alt_test.csv for people: per criterion the passes beyond chance first, then those chance would match, the
+    failures and the untested, each by rho; the verdict at the dataset's epsilon, omega, rho, where the verdict
+    changes across the rule-of-thumb epsilons, the raters tested, the permutation p (Benjamini-Hochberg), and why
+    a row is untested."""
     verdict = verdicts(table)
     order = table.assign(verdict=verdict, place=verdict.map(VERDICT_ORDER),
                          group=table.groupby("criterion", sort=False).ngroup())
@@ -77,20 +84,26 @@ def alt_test_view(table: pd.DataFrame) -> pd.DataFrame:
     tested = order["annotators"].map(_count)
     if "raters" in order:
         tested = tested + " of " + order["raters"].map(_count)
+    epsilon = order["epsilon"] if "epsilon" in order else pd.Series(np.nan, index=order.index)
+    across = [across_epsilons(at, eps) for at, eps in zip(order.get("passes_at", pd.Series("", index=order.index)),
+                                                          epsilon)]
     view = pd.DataFrame({
         "Criterion": order["criterion"],
         "Metric": order["label"] if "label" in order else order["metric"],
         **({"Family": order["family"].fillna("")} if "family" in order and order["family"].nunique() > 1 else {}),
-        "Verdict": order["verdict"],
+        "Verdict": order["verdict"] + epsilon.map(lambda value: "" if pd.isna(value) else f" (ε {value:g})"),
         "ω (winning rate)": order["omega"].map(_number),
         "ρ (advantage probability)": order["rho"].map(_number),
+        "Across ε 0.1 / 0.15 / 0.2": across,
         "Raters tested": tested,
-        "Shuffles passing": (order["chance_passes"].map(_count) + " of " + order["chance_draws"].map(_count)).where(
-            order["verdict"] != UNTESTED, MISSING),
+        "Chance p (BH)": [MISSING if verdict == UNTESTED else f"{_p(p)} ({_p(q)})" for verdict, p, q in
+                          zip(order["verdict"], order.get("chance_p", np.nan), order.get("chance_q", np.nan))],
         "Why untested": _reasons(order),
     })
-    if not view["Why untested"].astype(bool).any():
-        view = view.drop(columns="Why untested")
+    view["Verdict"] = view["Verdict"].where(order["verdict"].to_numpy() != UNTESTED, UNTESTED)
+    for column in ("Across ε 0.1 / 0.15 / 0.2", "Why untested"):
+        if not view[column].astype(bool).any():
+            view = view.drop(columns=column)
     return view.reset_index(drop=True)
 
 
@@ -100,7 +113,7 @@ def _names(labels: list[str], most: int = NAMED) -> str:
 
 
 def alt_test_sentences(table: pd.DataFrame, min_instances: int | None = None) -> list[str]:
-    """One sentence per criterion: how many of the tested pass, how many of those pass shuffled too, the clean
+    """One sentence per criterion: how many of the tested pass, how many of those not beyond chance, the clean
     passes by name (best rho first), how many raters could be tested (`min_instances`: the setting, for the
     words), and why any candidate is untested."""
     verdict, reasons = verdicts(table), _reasons(table)
@@ -109,15 +122,18 @@ def alt_test_sentences(table: pd.DataFrame, min_instances: int | None = None) ->
         said, tested = verdict[rows.index], rows[verdict[rows.index] != UNTESTED]
         parts = []
         if len(tested):
-            passing = int(said.isin([PASSES, PASSES_SHUFFLED]).sum())
-            shuffled = int((said == PASSES_SHUFFLED).sum())
-            text = f"{passing} of {len(tested)} tested pass"
-            if shuffled:
-                text += f", {shuffled} of them {'passes' if shuffled == 1 else 'pass'} shuffled too"
+            passing = int(said.isin([PASSES, PASSES_CHANCE]).sum())
+            chance = int((said == PASSES_CHANCE).sum())
+            epsilon = rows["epsilon"].iloc[0] if "epsilon" in rows else None
+            text = f"{passing} of {len(tested)} tested pass" + (f" at epsilon {epsilon:g}" if epsilon else "")
+            if "epsilon_source" in rows and isinstance(rows["epsilon_source"].iloc[0], str):
+                text += f" ({rows['epsilon_source'].iloc[0]})"
+            if chance:
+                text += f", {chance} of them not beyond chance (permutation p after Benjamini-Hochberg above q)"
             clean = rows[said == PASSES].sort_values("rho", ascending=False, kind="stable")
             label = "label" if "label" in clean else "metric"
             if len(clean):
-                text += f"; passes no shuffle matches: {_names(clean[label].astype(str).tolist())}"
+                text += f"; passes beyond chance: {_names(clean[label].astype(str).tolist())}"
             parts.append(text)
             tested_raters = int(tested["annotators"].max())
             raters = int(rows["raters"].max()) if "raters" in rows else tested_raters
@@ -139,30 +155,47 @@ def layout_note(agreement: pd.DataFrame) -> str:
     return f"Raters here: {layouts[0]}." if len(layouts) == 1 else ""
 
 
-def settings_note(settings: Mapping) -> str:
-    """The alt-test's settings (config agreement.alt_test) as a sentence."""
-    return (f"Settings (agreement.alt_test): epsilon {settings['epsilon']}, q {settings['q']} "
-            f"(Benjamini-Yekutieli), min_annotators {settings['min_annotators']} raters a criterion, min_instances "
-            f"{settings['min_instances']} stories a rater, {settings['chance_draws']} shuffles a candidate.")
+def ceiling_note(agreement: pd.DataFrame) -> str:
+    """How the ceiling was computed (agreement.csv's ceiling_method and panel), as a sentence; "" without them."""
+    if "ceiling_method" not in agreement or agreement["ceiling_method"].dropna().empty:
+        return ""
+    panel = agreement["panel"].dropna() if "panel" in agreement else pd.Series(dtype=float)
+    size = f" of {panel.mean():.3g} ratings a story" if len(panel) else ""
+    return f"Human ceiling: {agreement['ceiling_method'].dropna().iloc[0]}{size}."
+
+
+def settings_note(settings: Mapping, alt: pd.DataFrame | None = None) -> str:
+    """The alt-test's settings as a sentence: the dataset's epsilon and where it comes from (alt_test.csv), q,
+    the minimum raters and stories, and the shuffles a candidate got."""
+    epsilon, draws = settings["epsilon"], settings["chance_draws"]
+    if alt is not None and len(alt) and "epsilon" in alt:
+        source = alt["epsilon_source"].iloc[0] if "epsilon_source" in alt else ""
+        epsilon = f"{alt['epsilon'].iloc[0]:g}" + (f" ({source})" if isinstance(source, str) and source else "")
+        drawn = alt.loc[alt["chance_draws"] > 0, "chance_draws"] if "chance_draws" in alt else []
+        draws = f"{int(drawn.max())}" if len(drawn) else draws
+    return (f"Settings: epsilon {epsilon}; q {settings['q']} (Benjamini-Yekutieli over the annotators; "
+            f"Benjamini-Hochberg over the candidates for the chance control); at least {settings['min_annotators']} "
+            f"raters a criterion and {settings['min_instances']} stories a rater; {draws} shuffles a candidate.")
 
 
 def write_agreement_page(path: str | Path, agreement: pd.DataFrame, title: str, files: list[str | Path],
                          caption: str = "") -> None:
     """The page of agreement.csv: alpha, raters, stories and the human ceiling per criterion."""
-    write_table_page(path, agreement_view(agreement), title, files, caption + note_html(layout_note(agreement)))
+    note = " ".join(filter(None, [layout_note(agreement), ceiling_note(agreement)]))
+    write_table_page(path, agreement_view(agreement), title, files, caption + note_html(note))
 
 
 def write_alt_test_page(path: str | Path, alt: pd.DataFrame, title: str, files: list[str | Path], caption: str = "",
                         note: str = "", min_instances: int | None = None) -> None:
     """The page of alt_test.csv: one sentence per criterion (alt_test_sentences), then the table (alt_test_view);
-    a long table shows each criterion's first rows and every pass that no shuffle matches."""
+    a long table shows each criterion's first rows and every pass beyond chance."""
     items = "".join(f"<li>{html.escape(sentence)}</li>" for sentence in alt_test_sentences(alt, min_instances))
     summary = f"{note_html(note)}\n<ul>{items}</ul>" if items else note_html(note or "No criterion was tested.")
     view = alt_test_view(alt)
     groups, keep = None, None
     if len(view) > 2 * LONG_TABLE:
-        groups, keep = ["Criterion"], view["Verdict"].eq(PASSES).to_numpy()
-    write_table_page(path, view, title, files, caption + summary, groups, keep, "every pass no shuffle matches")
+        groups, keep = ["Criterion"], view["Verdict"].str.match(rf"{PASSES}( \(|$)").to_numpy()
+    write_table_page(path, view, title, files, caption + summary, groups, keep, "every pass beyond chance")
 
 
 def rst_text(text: str) -> str:

@@ -161,6 +161,16 @@ def save_figure(fig: Figure, pdf_path: str | Path, png_path: str | Path, dpi: in
     return pixels
 
 
+def said_figure(text: str, width: float = 7.0) -> Figure:
+    """A figure that says in one line why there is nothing to draw: its PDF and PNG stand where the figure would."""
+    import textwrap
+
+    with white_style():
+        figure = new_figure(width, 0.6)
+        figure.text(0.5, 0.5, textwrap.fill(text, 110), ha="center", va="center", fontsize=9)
+    return figure
+
+
 def shows_degenerate(figure: Figure) -> bool:
     """Whether a text of the figure (a tick label, a legend entry) names a degenerate release (marked †)."""
     return any(DEGENERATE_MARK in text.get_text() for text in figure.findobj(Text))

@@ -1,7 +1,8 @@
 """Annotated heatmaps of HANNA (Fig. 1-6, 7, 10-38), drawn as HANNA's notebook draws them (Chhun et al. 2022).
 
-Seaborn's heatmap in its white style, integer annotations, vmin 0 / vmax 100,
-square cells, no colour bar. Cell size and fonts scale with the matrix, so a 72 x 72
+Seaborn's heatmap in its white style, integer annotations, square cells, no colour
+bar; correlations signed (or oriented) on a diverging map from -100 to 100, or as
+HANNA's |r| from 0 to 100. Cell size and fonts scale with the matrix, so a 72 x 72
 metric matrix stays legible (5 pt numbers in 0.2 in cells) and a 6 x 6
 criteria matrix looks like an ordinary figure.
 """
@@ -31,7 +32,8 @@ from storyeval.data.registry import marked_labels
 from storyeval.errors import InputError
 from storyeval.plots.base import check_range, first_seen, new_figure, require_columns, white_style
 
-CORRELATION_CMAP = "Blues"
+CORRELATION_CMAP = "Blues"  # HANNA's |r| (absolute=True)
+SIGNED_CMAP = "RdBu"  # diverging, white at 0: signed or oriented r
 DARK_GREEN = "#1b7837"
 LIGHT_GREEN = "#c2e6b9"
 SIGNIFICANCE = 0.05
@@ -349,18 +351,25 @@ def _correlation_cmap() -> Colormap:
     return colormaps[CORRELATION_CMAP].with_extremes(bad="white")  # seaborn's color_palette(name, as_cmap=True)
 
 
-def correlation_heatmap(
-    matrix: pd.DataFrame, title: str, lower_triangle: bool = False, average_row: bool = False
-) -> Figure:
-    """Heatmap of absolute correlations in percent (HANNA Fig. 1-6, 10-25).
+def _signed_cmap() -> Colormap:
+    return colormaps[SIGNED_CMAP].with_extremes(bad="white")
 
-    `matrix` holds SIGNED r (rows x columns, in the order to draw). Cells show
-    abs(round(100 r)) (as HANNA's notebook); NaN cells are blank.
+
+def correlation_heatmap(
+    matrix: pd.DataFrame, title: str, lower_triangle: bool = False, average_row: bool = False, absolute: bool = False
+) -> Figure:
+    """Heatmap of correlations in percent (HANNA Fig. 1-6, 10-25).
+
+    `matrix` holds r as it is to be read (signed, or oriented by the caller: correlation_matrix), rows x columns in
+    the order to draw. Cells show round(100 r) on a diverging map centred on 0, blue above and red below, so a
+    correlation against the humans (or against a metric's own direction, once oriented) reads as one; NaN cells are
+    blank. `absolute`: HANNA's look instead, abs(round(100 r)) in blues from 0 to 100 (its notebook; the
+    paper-exact profile), where a strong r of either sign is the same dark cell.
     lower_triangle: metric x metric and criteria x criteria figures; needs a
     square matrix with the same labels on both axes; the diagonal is kept.
     average_row: metric x criteria figures (rows = criteria, columns =
-    metrics); appends "Average" = mean over the rows of |r| per column
-    (NaN skipped), shown as round(100 mean|r|), below a thin rule.
+    metrics); appends "Average" = the mean over the rows of r per column (of |r| with `absolute`; NaN skipped),
+    shown as round(100 mean), below a thin rule.
     """
     function = "correlation_heatmap"
     matrix = _check_matrix(matrix, function)
@@ -375,15 +384,18 @@ def correlation_heatmap(
                 "fix: reindex the matrix with one variable list"
             )
         hidden = np.triu(np.ones(matrix.shape, dtype=bool), k=1)
-    shown = pd.DataFrame(percent(matrix.to_numpy()), index=matrix.index, columns=matrix.columns)
+    values = matrix.abs() if absolute else matrix
+    shown = pd.DataFrame(np.round(100.0 * values.to_numpy()), index=matrix.index, columns=matrix.columns)
     rule = None
     if average_row:
         if AVERAGE in matrix.index:
             raise InputError(f"{function}: the matrix already has a row {AVERAGE!r}; fix: pass the criteria rows only")
-        means = np.round(100.0 * matrix.abs().mean(axis=0)).to_numpy()
+        means = np.round(100.0 * values.mean(axis=0)).to_numpy()
         average = pd.DataFrame([means], index=[AVERAGE], columns=matrix.columns)
         shown, rule = pd.concat([shown, average]), len(matrix)
-    return _annotated_heatmap(shown, shown.to_numpy(), title, _correlation_cmap(), 0.0, 100.0, hidden, rule)
+    if absolute:
+        return _annotated_heatmap(shown, shown.to_numpy(), title, _correlation_cmap(), 0.0, 100.0, hidden, rule)
+    return _annotated_heatmap(shown, shown.to_numpy(), title, _signed_cmap(), -100.0, 100.0, hidden, rule)
 
 
 def correlation_matrix(
@@ -393,10 +405,14 @@ def correlation_matrix(
     coefficient: str,
     registry: pd.DataFrame,
     metrics: list[str] | None = None,
+    orientation: str = "signed",
 ) -> pd.DataFrame:
-    """One heatmap's signed r: criteria x criteria, criteria x metrics, or metrics x metrics (display labels).
+    """One heatmap's r: criteria x criteria, criteria x metrics, or metrics x metrics (display labels).
 
-    `metrics` (slugs) restricts and orders the metrics; default: registry order.
+    `metrics` (slugs) restricts and orders the metrics; default: registry order. `orientation` "signed": r as
+    computed; "oriented" (analysis.orientation): a lower-is-better metric's scores negated (its r with a criterion
+    negated, and its r with another metric once per lower-is-better side), as the rankings read them, so a positive
+    cell is agreement in the metrics' declared directions. The criteria are rated higher-is-better: unchanged.
     """
     rows = correlations[
         (correlations["kind"] == kind) & (correlations["level"] == level) & (correlations["coefficient"] == coefficient)
@@ -407,9 +423,14 @@ def correlation_matrix(
     criteria = ordered_criteria(rows["y"])
     if kind == "criteria":
         return matrix.loc[criteria, criteria]
+    sign = pd.Series(1.0, index=order)
+    if orientation == "oriented":
+        sign = registry.set_index("slug")["direction"].reindex(order).map({"lower": -1.0}).fillna(1.0)
+    elif orientation != "signed":
+        raise InputError(f"correlation_matrix: orientation {orientation!r}; fix: signed or oriented")
     if kind == "metric_criterion":
-        return matrix.loc[order, criteria].T.rename(columns=labels)
-    return matrix.loc[order, order].rename(index=labels, columns=labels)
+        return matrix.loc[order, criteria].mul(sign, axis=0).T.rename(columns=labels)
+    return matrix.loc[order, order].mul(sign, axis=0).mul(sign, axis=1).rename(index=labels, columns=labels)
 
 
 P_VALUES = {"raw": "p", "bh": "p_bh"}  # config figures.p_values -> column of williams_bh.csv
@@ -482,7 +503,7 @@ def rank_heatmap(matrix: pd.DataFrame, title: str, consensus_rows: int = 0) -> F
 
 
 def benchmark_heatmap(r: pd.DataFrame, top: pd.DataFrame, title: str, dpi: int = 200) -> Figure:
-    """The cross-dataset benchmark (storyeval.benchmark.heatmap_matrix): signed r in percent of each metric or judge
+    """The cross-dataset benchmark (storyeval.benchmark.matrices): signed r in percent of each metric or judge
     (rows) with each dataset's criterion (columns), red below 0 and blue above, blank where it was not measured;
     the cells of a criterion's top significance cluster framed in dark green. Signed, unlike HANNA's |r|: the r
     are oriented (higher agrees more), so a negative one disagrees with the humans. `dpi`: the PNG's."""
@@ -490,7 +511,7 @@ def benchmark_heatmap(r: pd.DataFrame, top: pd.DataFrame, title: str, dpi: int =
     r = _check_matrix(r, function)
     check_range(r, -1.0, 1.0, "correlations", function)
     if top.shape != r.shape:
-        raise InputError(f"{function}: top is {top.shape}, r {r.shape}; fix: pass both from heatmap_matrix")
+        raise InputError(f"{function}: top is {top.shape}, r {r.shape}; fix: pass both from benchmark.matrices")
     shown = pd.DataFrame(np.round(100.0 * r.to_numpy()), index=r.index, columns=r.columns)
     cmap = colormaps["RdBu"].with_extremes(bad="white")
     figure = _annotated_heatmap(shown, shown.to_numpy(), title, cmap, -100.0, 100.0)

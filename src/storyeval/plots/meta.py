@@ -32,14 +32,8 @@ def best_agreement(frame: pd.DataFrame, coefficient: str, dpi: int = 200) -> Fig
             panel = panel.sort_values("r", kind="stable").reset_index(drop=True)
             for kind, colour in shown.items():
                 part = panel[panel["kind"] == kind]
-                ax.errorbar(
-                    part["r"],
-                    part.index,
-                    xerr=[part["r"] - part["ci_low"], part["ci_high"] - part["r"]],
-                    fmt="none",
-                    ecolor=colour,
-                    elinewidth=1,
-                )
+                # a line from low to high: a percentile bootstrap interval need not hold its own r
+                ax.hlines(part.index, part["ci_low"], part["ci_high"], colors=colour, linewidth=1)
                 for best, face in ((True, colour), (False, "white")):
                     chosen = part[(part["rank"] == 1) == best]
                     ax.scatter(

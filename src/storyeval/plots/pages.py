@@ -148,7 +148,8 @@ p { max-width: 60em; } img { display: block; margin-top: 8px; } p.caption { colo
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; white-space: nowrap; }
 th { background: #eef2f7; white-space: normal; } tr:nth-child(even) td { background: #fafafa; }
-div.frame { overflow: auto; max-width: 100%; max-height: 90vh; border: 1px solid #ddd; }"""
+div.frame { overflow: auto; max-width: 100%; max-height: 90vh; border: 1px solid #ddd; width: fit-content; }
+div.frame th { position: sticky; top: 0; }"""
 
 
 def figure_labels(name: str, spec: dict) -> dict[str, str]:
@@ -212,21 +213,50 @@ GROUPINGS = {"none": "none: all stories at once", "item": "item: per prompt, ave
 MEANS_UNITS = {
     "story": "as the mean of its story means (each story's mean over its raters), with the t-distribution 95 % "
              "confidence interval over those story means: the story is the unit, since a rater's ratings of one "
-             "story are not independent draws (``analysis.system_means_unit: story``)",
+             "story are not independent draws",
     "rating": "over every individual rater score, with the t-distribution 95 % confidence interval over those "
-              "ratings as if they were independent, as HANNA's Tab. 4 (``analysis.system_means_unit: rating``)",
+              "ratings as if they were independent, as HANNA's Tab. 4",
 }
 
 
+# The settings the captions state by value, as config.yaml sets them (workflow/schemas/config.schema.yaml's
+# defaults; tests/test_report_words.py compares): analysis.orientation, stats.confound_margin,
+# stats.length_confound, stats.topk.k_min, figures.p_values.
+SETTINGS = {"orientation": "oriented", "confound_margin": 0.2, "length_confound": 0.8, "k_min": 4, "p_values": "raw"}
+# What a heatmap's cells are (analysis.orientation), and what a ranking ranks by, in the captions' words.
+HEATMAP_CELLS = {
+    "oriented": "round(100 r), the correlation in percent, each metric oriented (a lower-is-better metric's scores "
+                "negated, so its r with a criterion is negated, and its r with another metric once per "
+                "lower-is-better side): blue where a metric agrees with the human ratings (or two scores with each "
+                "other) in their declared directions, red where it runs against them, white near 0; the criteria "
+                "are signed as computed",
+    "absolute": "abs(round(100 r)), the absolute correlation in percent, darker blue for a larger |r| whatever "
+                "its sign, as HANNA draws them (the paper-exact profile): a metric that correlates against its own "
+                "direction looks like one that agrees",
+}
+RANKED_BY = {
+    "oriented": "r after orientation (a lower-is-better metric's r negated, so a positive value is agreement with "
+                "the humans and a metric moving against its own direction ranks low)",
+    "absolute": "``|r|``, as HANNA (the paper-exact profile: a metric agreeing in the wrong direction ranks as "
+                "high)",
+}
+P_ADJUSTED = {"raw": "The p-values are raw, as in the paper",
+              "bh": "The p-values are Benjamini-Hochberg adjusted within the level and criterion"}
+
+
 def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, groupings: Sequence[str],
-                  means_unit: str = "story") -> dict[str, str]:
+                  means_unit: str = "story", settings: Mapping = SETTINGS, paper: bool | None = None
+                  ) -> dict[str, str]:
     """The sentences of the captions that depend on the score set, as it was computed (the captions insert them as
     ``{{ snakemake.params.facts.<key> }}``, for Snakemake's report and the pages alike). `shape`: its levels,
     whether its stories lie on a prompt x system grid, its criteria (Run.structure); `hanna`: HANNA's stories,
     whose human reference stories are left out; `released`: HANNA's released scores (the † of a degenerate
     release); `judges`: "released" (HANNA's TACL 2024 judges), "configured" or ""; `groupings`: the
-    meta-evaluation's groupings the set has; `means_unit`: Tab. 4's interval unit (analysis.system_means_unit)."""
+    meta-evaluation's groupings the set has; `means_unit`: Tab. 4's interval unit (analysis.system_means_unit);
+    `settings`: the values the captions state (SETTINGS' keys); `paper`: HANNA's own stories, whose figures and
+    tables carry the paper's name (default `hanna`), where another set's follow its layout and say so."""
     levels = shape["levels"]
+    paper = hanna if paper is None else paper
     story = ("for each prompt, the correlation over the systems' stories, averaged over the prompts" if shape["systems"]
              else "the correlation over all stories at once (these tables pool the stories; the design's answer, "
              "answer.csv, says which statistic this design calls for)")
@@ -259,10 +289,18 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
         else f"*{levels[0].capitalize()}*, the only level here",
         "top_tables": "Tab. 5 (Pearson), Tab. 8 (story level) and Tab. 9 (system level)" if "system" in levels
         else "Tab. 5 (Pearson) and Tab. 8 (story level)",
-        "scores": "of HANNA's scores" if hanna else "applied to this dataset's scores",
-        "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * hanna,
-        "icc_paper": icc_paper() if hanna else "",
+        "scores": "of HANNA's scores" if paper else "applied to this dataset's scores",
+        "times": " (the analogue of Houairi & Thiounn's Tab. 2 on HANNA)" * paper,
+        "icc_paper": icc_paper() if paper else "",
         "means_unit": MEANS_UNITS[means_unit],
+        "paper": "HANNA " * paper,
+        "as_hanna": "" if paper else "; numbered and laid out as in HANNA, Chhun et al. 2022",
+        "heatmap_cells": HEATMAP_CELLS[settings["orientation"]],
+        "ranked_by": RANKED_BY[settings["orientation"]],
+        "confound_margin": f"{settings['confound_margin']:g}",
+        "length_confound": f"{settings['length_confound']:g}",
+        "k_min": str(settings["k_min"]),
+        "p_adjusted": P_ADJUSTED[settings["p_values"]],
     })
 
 
@@ -445,6 +483,7 @@ def write_table_page(
     links = ", ".join(download_link(file) for file in files)
     table = MARKDOWN_BOLD.sub(r"<b>\1</b>", shown.to_html(index=False, na_rep="", border=0))
     table = MARKDOWN_ITALIC.sub(r"<i>\1</i>", table).replace("\\*", "*")  # Tab. 4's escaped asterisk: HANNA's *
+    table = f'<div class="frame">{table}</div>'  # a wide or long table scrolls inside its frame, not the page
     files_line = f"<p>Files: {links}.</p>"
     top = f"{files_line}\n" if len(shown) > LONG_TABLE else ""
     long = [f"td:nth-child({place})" for place, column in enumerate(shown.columns, 1)
@@ -474,11 +513,21 @@ def best_answer(table: pd.DataFrame, name: str, coefficient: str) -> str:
             f"({COEFFICIENTS.get(coefficient, coefficient)}; cluster 1: no column significantly better"
             + ("; [confound: ...]: the pooled r is not what it seems, see confounds.csv" if confounded else "") + ").")
     if judged:
-        cells = table.groupby(["grouping", "criterion"], sort=False)
+        # Only cells where a judge and a metric were both measured (r not NaN) compete: a cell of judges alone
+        # (or metrics alone) says nothing of which kind leads.
+        measured = table[table["r"].notna()]
+        both = measured.groupby(["grouping", "criterion"], sort=False)["kind"].transform(
+            lambda kinds: kinds.eq("LLM judge").any() and kinds.ne("LLM judge").any()).astype(bool)
+        cells = measured[both].groupby(["grouping", "criterion"], sort=False)
         leads = cells.head(1)["kind"].eq("LLM judge")
         in_best = cells.apply(lambda cell: bool(((cell["kind"] == "LLM judge") & (cell["rank"] == 1)).any()))
-        text += (f" An LLM judge leads {int(leads.sum())} of {len(leads)} cells, a metric {int((~leads).sum())}; "
-                 f"an LLM judge is in the best cluster in {int(in_best.sum())}.")
+        alone = measured.groupby(["grouping", "criterion"]).ngroups - len(leads)
+        text += (f" Of the {len(leads)} cells where LLM judges and metrics were both measured, an LLM judge leads "
+                 f"{int(leads.sum())}, a metric {int((~leads).sum())}; an LLM judge is in the best cluster in "
+                 f"{int(in_best.sum())}." if len(leads) else " No cell holds both an LLM judge and a metric: which "
+                 "kind leads is not measured.")
+        if len(leads) and alone:
+            text += f" {alone} cell{'s' * (alone != 1)} held one kind alone and are not counted."
     # One nested item a grouping: the landing page puts this text in a list item (indented two spaces).
     return text + "".join(f"\n\n  - {part}." for part in parts) + "\n"
 
@@ -536,6 +585,12 @@ def about_text(dataset: str, scoreset: str, stories: pd.DataFrame, human: pd.Dat
     if flagged:
         parts.append(f"Marked {DEGENERATE_MARK}: {', '.join(flagged)}, a degenerate release (numerical noise).")
     return " ".join(parts) + "\n"
+
+
+def write_said_page(path: str | Path, heading: str, said: str, caption: str = "") -> None:
+    """A figure's page where there is nothing to draw (plots.base.said_figure): the caption and, in one line, why."""
+    body = f'<p class="said"><strong>{html.escape(said)}</strong></p>'
+    _atomic(path, lambda tmp: Path(tmp).write_text(_page(heading, body, caption), encoding="utf-8"))
 
 
 def write_about_page(path: str | Path, text_path: str | Path, title: str) -> None:

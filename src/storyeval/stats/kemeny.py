@@ -168,6 +168,7 @@ def kemeny_table(
         if "kind" in metric_criterion
         else metric_criterion
     )
+    levels = {name: members for name, members in levels.items() if set(members) <= set(frame["level"])}
     metrics = list(dict.fromkeys(frame["x"]))
     counts = frame.groupby(["level", "coefficient", "y"]).size()
     incomplete = counts[counts != len(metrics)]

@@ -234,6 +234,24 @@ def best_table(intervals: pd.DataFrame, clusters: pd.DataFrame, top: int = 1) ->
     return best[keys + columns]
 
 
+def design_best(answer: pd.DataFrame, family: pd.Series, top: int = 1) -> pd.DataFrame:
+    """best_table's rows from the design's answer (answer.csv, storyeval.stats.answer): per level and criterion,
+    each kind's `top` best under the statistic the design calls for, as grouping "design: <statistic>" (Pearson;
+    rank 1: the answer's top cluster, 2: below it), so that the table shows the answer beside the papers'
+    groupings. `family`: slug -> family of the answer's columns."""
+    rows = answer[answer["r"].notna()]
+    criteria = {name: order for order, name in enumerate(pd.unique(rows["criterion"]))}
+    rows = rows.assign(order=rows["criterion"].map(criteria)).sort_values(["level", "order", "rank"], kind="stable")
+    keys = ["grouping", "coefficient", "criterion"]
+    rows = rows.assign(grouping="design: " + rows["statistic"], coefficient="pearson",
+                       family=rows["metric"].map(family), rank=np.where(rows["top"].astype(bool), 1, 2))
+    rows["rank1_size"] = rows.groupby(keys)["top"].transform(lambda top: int(top.astype(bool).sum()))
+    best = rows.groupby(keys + ["kind"], sort=False).head(top)
+    best = best.assign(kind_best=best.groupby(keys + ["kind"], sort=False).cumcount() == 0)
+    columns = ["kind", "metric", "label", "family", "r", "ci_low", "ci_high", "rank", "rank1_size", "kind_best"]
+    return best[keys + columns].reset_index(drop=True)
+
+
 def task_name(task, short: bool = False) -> str:
     """"task 2" ("t2" `short`) for an Eval-Prompt number of HANNA's release (also read back as 2.0 or "2"), else
     the name of the prompt template (a judge computed here, storyeval.judges)."""
@@ -265,9 +283,12 @@ def consensus_tables(
     coefficients: list[str],
     dp_limit: int,
     ilp_time_limit: float,
+    answer: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Borda counts and Kemeny consensus of the metrics and LLM judges (`ranked_items`), one ranking per grouping,
     `coefficients` member and criterion of meta/correlations.csv; per grouping and over all groupings ('all').
+    `answer` (answer.csv, storyeval.stats.answer): its story-level Pearson r under the statistic the design calls
+    for, one ranking per criterion, as level "design" (outside 'all', which aggregates the papers' groupings).
 
     Returns (consensus: level, item, label, family, kemeny_rank, borda, borda_rank; summary: kemeny_table's)."""
     missing = sorted(set(coefficients) - set(correlations["coefficient"]))
@@ -291,6 +312,12 @@ def consensus_tables(
     )
     groupings = list(dict.fromkeys(frame["level"]))
     levels = {name: [name] for name in groupings} | {"all": groupings}
+    if answer is not None:
+        story = answer[answer["level"] == "story"]
+        frame = pd.concat([pd.DataFrame({"level": "design", "coefficient": "pearson",
+                                         "x": story["metric"].map(items["item"]), "y": story["criterion"],
+                                         "r": story["r"], "direction": "higher"}), frame], ignore_index=True)
+        levels = {"design": ["design"], **levels}
     consensus, summary = kemeny_table(frame, levels, dp_limit, ilp_time_limit)
     counts = borda(frame, levels).rename(columns={"metric": "item", "rank": "borda_rank"})
     consensus = consensus.rename(columns={"metric": "item"}).merge(

@@ -34,20 +34,27 @@ def ranked_r(metric_criterion: pd.DataFrame, orientation: str = "oriented") -> p
     return metric_criterion["r"].where(directions != "lower", -metric_criterion["r"])
 
 
-def top_metrics(metric_criterion: pd.DataFrame, k: int, orientation: str = "oriented") -> pd.DataFrame:
-    """Top `k` metrics per (level, coefficient, criterion) by `ranked_r` (column ranked_r beside the signed r).
+TIE_DECIMALS = 12  # values equal to 12 decimals tie: the same r computed along two paths differs in its last bits
 
-    `metric_criterion` has level, coefficient, x (metric), y (criterion), r, order (and direction).
-    Ties are broken by registry order; metrics with NaN r are not ranked.
+
+def top_metrics(metric_criterion: pd.DataFrame, k: int, orientation: str = "oriented") -> pd.DataFrame:
+    """Top `k` metrics per (level, coefficient, criterion) by `ranked_r` (column ranked_r beside the signed r),
+    and every metric tied with the k-th: a tie at the cut is kept whole, so a ranking may run past k.
+
+    `metric_criterion` has level, coefficient, x (metric), y (criterion), r, order (and direction). `rank`: the
+    place, ties in registry order; `tied_rank`: the place of the first of equal values, which tied metrics share
+    (competition ranking, pandas rank "min"); metrics with NaN r are not ranked.
     """
+    keys = ["level", "coefficient", "y"]
     frame = metric_criterion.dropna(subset=["r"])
     frame = frame.assign(ranked_r=ranked_r(frame, orientation))
-    frame = frame.sort_values(
-        ["level", "coefficient", "y", "ranked_r", "order"], ascending=[True, True, True, False, True]
-    )
-    frame["rank"] = frame.groupby(["level", "coefficient", "y"]).cumcount() + 1
-    top = frame[frame["rank"] <= k].rename(columns={"x": "metric", "y": "criterion"})
-    return top[["level", "coefficient", "criterion", "rank", "metric", "ranked_r", "r"]].reset_index(drop=True)
+    frame = frame.sort_values(keys + ["ranked_r", "order"], ascending=[True, True, True, False, True])
+    frame["rank"] = frame.groupby(keys).cumcount() + 1
+    frame["tied_rank"] = frame.assign(equal=frame["ranked_r"].round(TIE_DECIMALS)).groupby(keys)["equal"].rank(
+        method="min", ascending=False).astype(int)
+    top = frame[frame["tied_rank"] <= k].rename(columns={"x": "metric", "y": "criterion"})
+    return top[["level", "coefficient", "criterion", "rank", "tied_rank", "metric", "ranked_r", "r"]].reset_index(
+        drop=True)
 
 
 BORDA_TIES = ("average", "ordinal")

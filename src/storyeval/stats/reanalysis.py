@@ -75,8 +75,9 @@ def top_k_by_coefficient(correlations: pd.DataFrame, criteria: tuple[str, ...] =
                          level: str = "system", k: int = 5, metrics: list[str] | None = None) -> pd.DataFrame:
     """Mendras & Nietge Tab. 1, 3, 4: top-k metrics by |r| per coefficient for the given criteria at one level.
 
-    Columns of `ranking.top_metrics` (level, coefficient, criterion, rank, metric, abs_r, r); equal |r|
-    keep the metrics' order in the table. `metrics` (slugs): rank only these; None: every metric.
+    Columns of `ranking.top_metrics` (level, coefficient, criterion, rank, tied_rank, metric, abs_r, r); equal
+    |r| keep the metrics' order in the table, and a tie at the k-th is kept whole. `metrics` (slugs): rank only
+    these; None: every metric.
     """
     frame = metric_criterion_rows(correlations)
     frame = frame[(frame["level"] == level) & frame["y"].isin(criteria)].drop(columns="abs_r")

@@ -168,3 +168,15 @@ def williams_inputs(
         return story_level(metrics, human, "pearson")[0], story_level(metrics, metrics, "pearson")[0], s
     flat_h, flat_m = human.reshape(p * s, -1), metrics.reshape(p * s, -1)
     return correlate(flat_m, flat_h, "pearson"), correlate(flat_m, flat_m, "pearson"), shared(flat_h, flat_m, p * s)
+
+
+def untested(williams: pd.DataFrame, level: str, criterion: str) -> str:
+    """Why a Williams figure of `williams` (williams_table's rows) at `level` and `criterion` would be blank, in one
+    sentence, or "" where some pair was tested: with n <= 3 items there is no test (n - 3 degrees of freedom)."""
+    rows = williams[(williams["level"] == level) & (williams["criterion"] == criterion)]
+    if rows["p"].notna().any():
+        return ""
+    n = int(rows["n"].max()) if len(rows) and rows["n"].notna().any() else 0
+    items = "systems" if level == "system" else "items"
+    return (f"No Williams test at the {level} level for {criterion}: the test has n - 3 degrees of freedom and "
+            f"here n = {n} {items}, so no pair of metrics can be tested (every p-value is undefined).")

@@ -26,7 +26,7 @@ from storyeval.errors import InputError, quoted
 from storyeval.limits import check_cells, check_lines, check_text
 from storyeval.names import check_labels
 from storyeval.pickles import brief, load_restricted
-from storyeval.text import layouts
+from storyeval.text import folder, layouts, records, sheets, sniff
 from storyeval.text.clean import clean_text
 from storyeval.text.layouts import TABLE_FORMATS, TEXT_COLUMNS
 
@@ -46,6 +46,7 @@ class TextDataset:
     ratings: pd.DataFrame | None = None  # story_id, criterion, worker, rating
     notes: tuple[str, ...] = ()  # what start-up says of the data: phrases of the dataset's line
     warning: str | None = None  # a start-up line of its own (storyeval.text.layouts.unscaled)
+    gaps: str | None = None  # the ratings nobody gave, counted per criterion (storyeval.text.layouts.gaps)
 
 
 def read_utf8_csv(path: str | Path, name: str) -> pd.DataFrame:
@@ -220,7 +221,16 @@ def load_storyer(path: str | Path, name: str) -> TextDataset:
 
 
 def table_format(path: str | Path, file_format: str | None) -> str:
-    """csv, tsv, jsonl or parquet: `file_format` when given, else the file's suffix."""
+    """One of TABLE_FORMATS' values: what the file's first bytes say where they name a binary format (a workbook
+    or Parquet file named .csv is read as what it is, sniff.container), else `file_format` when given, else the
+    file's suffix."""
+    if Path(path).is_file():
+        with open(path, "rb") as handle:
+            found = sniff.container(path, handle.read(512))
+        if found in ("xlsx", "ods", "parquet"):
+            return found
+        if found:  # compressed or archived: parse_table_file names it
+            return file_format or "csv"
     chosen = file_format or TABLE_FORMATS.get(Path(path).suffix.lower())
     if chosen not in TABLE_FORMATS.values():
         raise InputError(
@@ -255,8 +265,20 @@ def decode_table(raw: bytes, label: str, encoding: str | None) -> str:
     except LookupError as error:
         raise InputError(f"{label}: encoding {encoding!r} is not a codec Python knows; fix: name one, e.g. cp1252, "
                          "latin-1 or utf-16") from error
+    marked = sniff.bom_encoding(raw)
+    if marked:  # the file declares its encoding itself
+        return decode_declared(raw, label, marked)
+    unmarked = sniff.utf16_without_bom(raw)
+    if unmarked and not (encoding or "").lower().replace("_", "-").startswith("utf-16"):
+        raise InputError(f"{label}: the file is UTF-16 without a byte-order mark (every other byte of its start is "
+                         f"0); fix: add encoding: {unmarked} to its dataset entry, or re-save it as UTF-8")
     if utf8 or not raw.strip():
         return decode_utf8(raw, label, ENCODING_FIX).removeprefix("\ufeff")
+    return decode_declared(raw, label, encoding)
+
+
+def decode_declared(raw: bytes, label: str, encoding: str) -> str:
+    """`raw` in `encoding`; a byte it has no character for is one line naming its line, offset and value."""
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as error:
@@ -291,6 +313,15 @@ def parse_table_file(path: str | Path, file_format: str, label: str, encoding: s
         if file_format == "parquet":
             return pd.read_parquet(path)
         raw = Path(path).read_bytes()
+        packed = sniff.container(path, raw[:512])
+        if packed in ("gzip", "zip"):
+            unpack = "gunzip -k" if packed == "gzip" else "unzip"
+            raise InputError(f"{label}: the file is {sniff.WHAT[packed]}, not a plain table; fix: "
+                             f"unpack it ({unpack} {Path(path).name}) and give the unpacked file's path: and sha256: "
+                             f"in {key}")
+        if packed:
+            raise InputError(f"{label}: the file is {sniff.WHAT[packed]}, not a {file_format} file; fix: set format: "
+                             f"{packed} in {key}, or name the file .{packed}")
         check_lines(raw, label)
         text = decode_table(raw, label, encoding)
         del raw
@@ -326,6 +357,10 @@ def load_table(
     integer: bool = False,
     delimiter: str | None = None,
     decimal: str = ".",
+    sheet: str | int | None = None,
+    cells: str | None = None,
+    raters: Mapping[str, str] | None = None,
+    text_folder: Mapping | None = None,
 ) -> TextDataset:
     """The user's own rated stories, in one file or several (`parts`, the entry's `files:`, one path each), each
     in one of `storyeval.text.layouts`' layouts.
@@ -344,6 +379,11 @@ def load_table(
     (storyeval.text.fit decides what the analyses make of them). Where story_id and story name one
     column, the stories are numbered story-1, story-2... (zero-padded to one width) in order of first appearance
     (a text is no name: outputs repeat ids).
+
+    A spreadsheet (.xlsx, .ods) is read by `storyeval.text.sheets` (`sheet`, `cells` its range, `raters` its
+    blocks of columns per rater), JSON and JSONL by `storyeval.text.records` (columns as paths); `text_folder` (a
+    folder, one file a story: `storyeval.text.folder`) gives the stories' texts where no column does. Gaps (empty,
+    null, NA, NaN ratings) are counted per criterion in the dataset's notes.
     """
     paths = [path] if isinstance(path, (str, Path)) else list(path)
     parts = list(parts or [{}])
@@ -352,17 +392,20 @@ def load_table(
                          "fix: pass one path a part, in their order")
     read = [read_part(file, name, index if parts != [{}] else None, {**columns, **(part.get("columns") or {})},
                       layout, part.get("criterion"), part.get("format", file_format), part.get("encoding", encoding),
-                      scale, integer, part.get("delimiter", delimiter), part.get("decimal", decimal))
+                      scale, integer, part.get("delimiter", delimiter), part.get("decimal", decimal),
+                      {"sheet": part.get("sheet", sheet), "cells": part.get("range", cells),
+                       "raters": part.get("raters", raters)})
             for index, (file, part) in enumerate(zip(paths, parts))]
+    found = [note for *_, notes in read for note in notes]
     files = [str(file) for file in paths]
-    keys = [sorted(set(mapped) & {*TABLE_TEXT_KEYS, "rater"}) for _, _, mapped, _ in read]
+    keys = [sorted(set(mapped) & {*TABLE_TEXT_KEYS, "rater"}) for _, _, mapped, *_ in read]
     if any(other != keys[0] for other in keys):
         index = next(index for index, other in enumerate(keys) if other != keys[0])
         raise InputError(f"dataset {name}: {files[0]} maps {', '.join(keys[0])} and {files[index]} maps "
                          f"{', '.join(keys[index])} (datasets.{name}.files); fix: map the same columns in every file")
-    text = pd.concat([part.assign(_file=index) for index, (part, _, _, _) in enumerate(read)], ignore_index=True)
-    rated = pd.concat([part.assign(_file=index) for index, (_, part, _, _) in enumerate(read)], ignore_index=True)
-    shared = [index for index, (_, _, mapped, _) in enumerate(read) if mapped["story_id"] == mapped["story"]]
+    text = pd.concat([part.assign(_file=index) for index, (part, *_) in enumerate(read)], ignore_index=True)
+    rated = pd.concat([part.assign(_file=index) for index, (_, part, *_) in enumerate(read)], ignore_index=True)
+    shared = [index for index, (_, _, mapped, *_) in enumerate(read) if mapped["story_id"] == mapped.get("story")]
     if shared:  # the story is its own id: number the stories instead
         rows = text["_file"].isin(shared)
         stories = pd.unique(text.loc[rows, "story"])
@@ -370,9 +413,16 @@ def load_table(
         text.loc[rows, "story_id"] = text.loc[rows, "story"].map(numbered)
         rated.loc[rated["_file"].isin(shared), "story_id"] = rated.loc[rated["_file"].isin(shared), "story_id"].map(
             numbered)
+    mapped = dict(read[0][2])
+    if text_folder:
+        stories, notes = folder.read_folder(text_folder, name)
+        text = folder.join_texts(text, stories, files, name)
+        mapped.update({key: key for key in stories if key in TABLE_TEXT_KEYS})
+        found += notes
     refuse_disagreeing_texts(text, files, name)
+    gaps = layouts.gaps(rated)
+    rated = rated[rated["rating"].notna()].reset_index(drop=True)
     refuse_duplicates(rated, files, name)
-    mapped = read[0][2]
     per_story = text.drop_duplicates("story_id")
     absent = pd.Series(np.nan, index=per_story.index, dtype="str")
     group_key = next((key for key in ("prompt_id", "prompt") if key in mapped), None)
@@ -388,14 +438,14 @@ def load_table(
     if group_key == "prompt_id":  # ids that are not whole numbers are numbered; the given one stays beside
         texts["prompt_label"] = grouping.astype(str).to_numpy()
     label = f"dataset {name}: {files[0] if len(files) == 1 else ', '.join(files)}"
-    criteria = list(dict.fromkeys([name for *_, declared in read for name in declared]
+    criteria = list(dict.fromkeys([name for *_, declared, _ in read for name in declared]
                                   + list(pd.unique(rated["criterion"]))))
     if not criteria:
-        return TextDataset(name, finish(name, texts))
+        return TextDataset(name, finish(name, texts), notes=tuple(found))
     check_labels(criteria, "criterion", f"datasets.{name}.columns.criteria", source=label)
     refuse_unrated(texts["story_id"], criteria, rated, label)
     phrase, warning = layouts.unscaled(rated, files, name) if scale is None else (None, None)
-    notes = {"notes": (phrase,) if phrase else (), "warning": warning}
+    notes = {"notes": tuple(filter(None, [*found, gaps, phrase])), "warning": warning, "gaps": gaps}
     scores = rated.groupby(["story_id", "criterion"], sort=True)["rating"].mean().rename("score").reset_index()
     if rated["rater"].isna().any():
         return TextDataset(name, finish(name, texts), scores, **notes)
@@ -406,9 +456,10 @@ def load_table(
 
 def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, layout: str, constant: str | None,
               file_format: str | None, encoding: str | None, scale, integer: bool, delimiter: str | None = None,
-              decimal: str = "."):
+              decimal: str = ".", settings: Mapping | None = None):
     """One file of a table dataset: its text columns by key with each data row's number `_row`, its ratings
-    (`layouts.part_ratings`), its columns map by key, and the criteria its entry names."""
+    (`layouts.part_ratings`), its columns map by key, the criteria its entry names, and the notes start-up says
+    of it; `settings`: a spreadsheet's sheet, cells (range) and raters (`read_frame`)."""
     label = f"dataset {name}: {path}"
     rating_keys = ("score",) if constant else ("criterion", "score") if layout == "long" else ()
     keys = (*TABLE_TEXT_KEYS, "rater", *rating_keys)
@@ -417,7 +468,8 @@ def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, 
     names = [column for key, column in mapped.items()
              if key in ("system", "rater") or (key == "story_id" and column != mapped.get("story"))]
     where = f"datasets.{name}" + ("" if index is None else f".files[{index}]")
-    frame = read_table_file(path, table_format(path, file_format), label, encoding, names, delimiter, where)
+    frame, notes, mapped = read_frame(path, table_format(path, file_format), label, where, mapped, criteria, encoding,
+                                      names, delimiter, settings or {})
     if frame.empty:
         raise InputError(f"{label}: no data rows; fix: export the rated stories into the file")
     by_criterion = [] if constant or layout == "long" else [
@@ -437,7 +489,7 @@ def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, 
                          "ways to name raters; fix: use one of them")
     ratings = layouts.part_ratings(frame, mapped, criteria, layout, label, scale, integer, constant)
     text = pd.DataFrame({key: frame[mapped[key]].astype(str) for key in TABLE_TEXT_KEYS if key in mapped})
-    text["_row"] = np.arange(1, len(frame) + 1)
+    text["_row"] = frame.attrs.get("rows", np.arange(1, len(frame) + 1))
     if "rater" not in mapped and not per_rater and layout == "wide" and constant is None:
         repeated = np.flatnonzero(text["story_id"].duplicated().to_numpy())
         if repeated.size:
@@ -446,7 +498,43 @@ def read_part(path: str | Path, name: str, index: int | None, columns: Mapping, 
             raise InputError(f"{label}: story id {quoted(story)} is on data rows {first} and {repeated[0] + 1}; fix: "
                              f"one row per story, or name the rater column under {where}.columns.rater")
     declared = [constant] if constant else [] if layout == "long" else list(criteria)
-    return text, ratings, mapped, declared
+    return text, ratings, mapped, declared, notes
+
+
+def read_frame(path: str | Path, file_format: str, label: str, where: str, mapped: Mapping, criteria: Mapping,
+               encoding: str | None, names: Sequence[str], delimiter: str | None, settings: Mapping
+               ) -> tuple[pd.DataFrame, list[str], dict]:
+    """A table file as a frame with the columns `mapped` and `criteria` name, the notes its reader says, and the
+    columns map with `rater` where the reader made the raters rows (a spreadsheet's rater blocks, JSON's ratings
+    by rater): CSV, TSV and Parquet through `read_table_file`, a spreadsheet through `sheets.read_sheet`, JSON
+    and JSONL through `records.read_records` (the columns as paths)."""
+    blocks = settings.get("raters")
+    if blocks and file_format not in ("xlsx", "ods"):
+        raise InputError(f"{label}: {where}.raters declares blocks of spreadsheet columns, and this is a {file_format} "
+                         "file; fix: list each criterion's per-rater columns under columns.criteria ({Plot: [r1_plot, "
+                         "r2_plot]}), or name a rater column")
+    if file_format not in ("xlsx", "ods", "json", "jsonl"):
+        return read_table_file(path, file_format, label, encoding, names, delimiter, where), [], dict(mapped)
+    rating = [mapped["score"]] if "score" in mapped else [
+        column for value in criteria.values() for column in layouts.as_list(value)]
+    text_columns = {key: column for key, column in mapped.items() if key != "score"}
+    notes = []
+    if file_format in ("json", "jsonl"):
+        raw = Path(path).read_bytes()
+        check_lines(raw, label)
+        frame = records.read_records(decode_table(raw, label, encoding), file_format, label, where, text_columns,
+                                     rating)
+    else:
+        frame, notes = sheets.read_sheet(path, file_format, label, where, text_columns, rating, settings.get("sheet"),
+                                         settings.get("cells"), blocks)
+    if sheets.RATER_COLUMN in frame:
+        if "rater" in mapped:
+            raise InputError(f"{label}: {where}.columns.rater names a rater column, and the "
+                             f"{'rater blocks' if blocks else 'ratings by rater'} name the raters too; fix: use one "
+                             "of them")
+        mapped = {**mapped, "rater": sheets.RATER_COLUMN}
+    check_cells(frame, label, names)
+    return frame, notes, dict(mapped)
 
 
 def refuse_disagreeing_texts(text: pd.DataFrame, files: list[str], name: str) -> None:

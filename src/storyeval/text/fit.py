@@ -100,4 +100,5 @@ def fitted_description(dataset: Dataset, data: TextDataset) -> Dataset:
     systems = data.texts["system"].dropna().nunique()  # fit_to_data keeps two systems only on several prompts
     return dataclasses.replace(dataset, systems=dataset.systems and systems > 0,
                                paired=dataset.prompts and 1 < systems < MIN_VALUES,
-                               raters=dataset.raters and data.ratings is not None, criteria=criteria)
+                               # raters the file names: a rater column, or rater blocks and JSON ratings by rater
+                               raters=data.ratings is not None, criteria=criteria, rating_gaps=data.gaps)

@@ -1,17 +1,16 @@
-"""The cross-dataset benchmark (storyeval.benchmark): which rated score sets it reads, at which grouping, the
-criteria map each dataset gets, the files it makes."""
+"""The cross-dataset benchmark (storyeval.benchmark): which datasets' answers it reads (each over all the dataset's
+rated score sets), the study each belongs to, the criteria map each dataset gets, the files it makes."""
 
 from __future__ import annotations
 
-from storyeval.errors import InputError
 from storyeval.plan import report_page
 from storyeval.sources import Facts
 from storyeval.vocabulary import criteria_terms
 from storyeval.workflow import meta
 
 BASE = "results/benchmark"
-TABLES = ("benchmark", "summary")
-PAGES = ("benchmark", "heatmap")  # the summary's table page (its answer beside it, for the landing page), the figure
+TABLES = ("benchmark", "summary", "matrix")
+PAGES = ("benchmark", "summary", "heatmap")  # the matrix (the main page, its answer above it), the summary, the figure
 
 
 def rated_sets(run) -> list[tuple[str, str]]:
@@ -20,49 +19,53 @@ def rated_sets(run) -> list[tuple[str, str]]:
             if run.structure(dataset, scoreset)["ratings"]]
 
 
-def grouping(run, dataset: str, scoreset: str) -> str:
-    """The first grouping of benchmark.groupings that the score set's meta-evaluation has (item and system need a
-    prompt x system grid); its first meta grouping where none of them is."""
-    found = meta.groupings(run, dataset, scoreset)
-    return next((name for name in run.config["benchmark"]["groupings"] if name in found), found[0])
-
-
-def coefficient(config) -> str:
-    """benchmark.coefficient, null: the meta-evaluation's (meta.coefficient), the only one whose BOOT-BOTH intervals
-    and PERM-BOTH clusters are computed."""
-    chosen = config["benchmark"].get("coefficient") or config["meta"]["coefficient"]
-    if chosen != config["meta"]["coefficient"]:
-        raise InputError(f"benchmark.coefficient: {chosen}, but BOOT-BOTH and PERM-BOTH run for meta.coefficient "
-                         f"({config['meta']['coefficient']}) only; fix: set meta.coefficient: {chosen} (it recomputes "
-                         "the intervals and clusters), or benchmark.coefficient: null")
-    return chosen
-
-
-def sets(run) -> list[dict]:
-    """Each rated score set's files at its benchmark grouping; agreement.csv (the human ceiling) and alt_test.csv
-    where the set has per-rater ratings (rule agreement makes them), else None."""
-    found = []
-    for dataset, scoreset in rated_sets(run):
-        top, chosen = f"results/{dataset}/{scoreset}", grouping(run, dataset, scoreset)
-        registries = meta.consensus_inputs(run.config, dataset, scoreset)
-        found.append({
-            "dataset": dataset, "scoreset": scoreset, "grouping": chosen,
-            "intervals": f"{meta.BASE.format(dataset=dataset, scoreset=scoreset)}/boot_both_{chosen}.csv",
-            "clusters": f"{meta.BASE.format(dataset=dataset, scoreset=scoreset)}/clusters_{chosen}.csv",
-            "confounds": f"{top}/confounds.csv",
-            "registries": [registries[key] for key in ("registry", "judge_registry") if key in registries],
-            "agreement": f"{top}/agreement.csv" if run.structure(dataset, scoreset)["raters"] else None,
-            "alt_test": f"{top}/alt_test.csv" if run.structure(dataset, scoreset)["raters"] else None,
-        })
+def scoreset_parts(run, dataset: str, scoreset: str) -> list[tuple[str, str, str]]:
+    """(name, scores, registry) of a score set, HANNA's released LLM judges beside its released scores
+    (meta.with_judges), as its meta-evaluation compares them."""
+    top = f"results/{dataset}/{scoreset}"
+    found = [(scoreset, f"{top}/scores.parquet", f"{top}/metrics.csv")]
+    if meta.with_judges(run.config, dataset, scoreset):
+        found.append(("judges", "results/hanna/judges/scores.parquet", "results/hanna/judges/metrics.csv"))
     return found
 
 
+def dataset_parts(run, dataset: str) -> list[tuple[str, str, str]]:
+    """scoreset_parts of every rated score set of the dataset: the columns of its one benchmark cell per
+    criterion."""
+    return [part for name, scoreset in rated_sets(run) if name == dataset
+            for part in scoreset_parts(run, dataset, scoreset)]
+
+
+def parts_inputs(dataset: str, parts: list[tuple[str, str, str]]) -> dict:
+    """Rules design_answer and dataset_answer: the dataset's stories and ratings, the parts' scores and
+    registries."""
+    return {"stories": f"results/{dataset}/data/stories.csv", "human": f"results/{dataset}/data/human_scores.csv",
+            "ratings": f"results/{dataset}/data/rater_ratings.csv", "scores": [part[1] for part in parts],
+            "registry": [part[2] for part in parts]}
+
+
+def study(run, dataset: str) -> str:
+    """The paper a dataset comes from: its kind (a kind's corpora are one study), an own table its own name."""
+    kind = run.config["datasets"].get(dataset, {}).get("kind", "hanna-annotations")
+    return dataset if kind == "table" else kind
+
+
+def sets(run) -> list[dict]:
+    """Each rated dataset's answer over all its score sets (rule dataset_answer) and its score sets' alt-test
+    verdicts where they have per-rater ratings (rule agreement makes them)."""
+    found = {}
+    for dataset, scoreset in rated_sets(run):
+        entry = found.setdefault(dataset, {
+            "dataset": dataset, "study": study(run, dataset), "rows": f"results/{dataset}/answer.csv",
+            "summary": f"results/{dataset}/answer_summary.csv", "alt_test": {}})
+        if run.structure(dataset, scoreset)["raters"]:
+            entry["alt_test"][scoreset] = f"results/{dataset}/{scoreset}/alt_test.csv"
+    return list(found.values())
+
+
 def inputs(run) -> list[str]:
-    """The files the benchmark reads: a set's meta-evaluation, confounds, registries, human ceiling and alt-test."""
-    return list(dict.fromkeys(path for found in sets(run) for key in ("intervals", "clusters", "confounds",
-                                                                       "registries", "agreement", "alt_test")
-                              for path in (found[key] if isinstance(found[key], list) else [found[key]])
-                              if path is not None))
+    """The files the benchmark reads: each dataset's answer and its score sets' alt-tests."""
+    return [path for found in sets(run) for path in (found["rows"], found["summary"], *found["alt_test"].values())]
 
 
 def terms(run) -> list[dict]:
@@ -84,8 +87,11 @@ def outputs(run) -> list[str]:
 
 
 def facts(run) -> Facts:
-    """The caption's sentences that depend on the run: each set's grouping, the coefficient. The answer itself is
-    added by the job (its page opens with it; Snakemake's report, which renders captions before any data, leaves
-    it empty)."""
-    said = "; ".join(f"{found['dataset']} ({found['scoreset']}): {found['grouping']}" for found in sets(run))
-    return Facts({"groupings": said, "coefficient": coefficient(run.config)})
+    """The caption's sentences that depend on the run: the studies and their datasets, the coverage gate. The answer
+    itself is added by the job (its page opens with it; Snakemake's report, which renders captions before any data,
+    leaves it empty)."""
+    studies = {}
+    for found in sets(run):
+        studies.setdefault(found["study"], []).append(found["dataset"])
+    said = "; ".join(f"{name}: {', '.join(datasets)}" for name, datasets in studies.items())
+    return Facts({"studies": said, "min_studies": str(run.config["benchmark"]["min_studies"])})

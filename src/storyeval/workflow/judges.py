@@ -21,6 +21,11 @@ def outputs(run, dataset: str, kind: str) -> list[str]:
             for judge, template in run.judge_jobs(dataset)]
 
 
+def left_out_file(dataset: str, scoreset: str) -> list[str]:
+    """The judge columns rule merge_scores left out of a computed score set (read by its About paragraph)."""
+    return [f"results/{dataset}/computed/left_out_judges.csv"] if scoreset == "computed" else []
+
+
 def template_text(config: Mapping, template: str) -> str:
     """The template's text, a parameter of its jobs: editing the file reruns them."""
     loaded = load_template(judge_config.template_spec(config, template))

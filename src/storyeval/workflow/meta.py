@@ -45,13 +45,15 @@ def best_inputs(run, dataset: str, scoreset: str) -> dict:
     found = groupings(run, dataset, scoreset)
     return {**{name: [f"{base}/{stem}_{grouping}.csv" for grouping in found]
                for name, stem in (("intervals", "boot_both"), ("clusters", "clusters"))},
-            "confounds": f"results/{dataset}/{scoreset}/confounds.csv"}  # grouping none pools the systems' stories
+            "confounds": f"results/{dataset}/{scoreset}/confounds.csv",  # grouping none pools the systems' stories
+            "answer": f"results/{dataset}/{scoreset}/answer.csv"}  # the design's answer, shown first
 
 
 def consensus_inputs(config, dataset: str, scoreset: str) -> dict:
     """The meta correlations and the registries of their columns (the judges' beside HANNA's released scores)."""
     found = {"correlations": f"{BASE.format(dataset=dataset, scoreset=scoreset)}/correlations.csv",
-             "registry": f"results/{dataset}/{scoreset}/metrics.csv"}
+             "registry": f"results/{dataset}/{scoreset}/metrics.csv",
+             "answer": f"results/{dataset}/{scoreset}/answer.csv"}  # the design's answer: level design
     if with_judges(config, dataset, scoreset):
         found["judge_registry"] = "results/hanna/judges/metrics.csv"
     return found

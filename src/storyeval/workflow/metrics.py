@@ -106,9 +106,16 @@ def merge_inputs(run, dataset: str) -> dict:
     base = f"results/{dataset}/computed/scores"
     return {
         "scores": [f"{base}/{stem(run.config, metric)}.parquet" for metric in run.enabled_metrics(dataset)],
+        "signatures": [f"{base}/{stem(run.config, metric)}.signature.json" for metric in run.enabled_metrics(dataset)],
         "judge_scores": judges.outputs(run, dataset, "scores"),
         "judge_registries": judges.outputs(run, dataset, "registry"),
+        "judge_details": judges.outputs(run, dataset, "details"),
     }
+
+
+def warnings_file(dataset: str, scoreset: str) -> list[str]:
+    """The warnings of a computed score set's metric jobs (rule merge_scores; read by its About paragraph)."""
+    return [f"results/{dataset}/computed/metric_warnings.csv"] if scoreset == "computed" else []
 
 
 def benchmark_inputs(run, dataset: str) -> dict:

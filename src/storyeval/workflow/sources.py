@@ -27,7 +27,8 @@ class Pinned:
             "s3": config["s3"],
             "datasets": {
                 "files": {
-                    key: {"path": key + Path(part["url"]).suffix, "url": part["url"], "sha256": part["sha256"]}
+                    key: {"path": key + Path(part["url"]).suffix, "url": part["url"], "sha256": part["sha256"],
+                          **({"size": part["size"]} if "size" in part else {})}
                     for name in config["datasets"]
                     for key, part in self.table_parts(name)
                     if "url" in part
@@ -54,7 +55,7 @@ class Pinned:
         for key, entry in self.files(source).items():
             if local_name(entry) == file:
                 return {"key": key, "url": self.url(source, key), "sha256": entry["sha256"],
-                        "mirrors": self.mirrors(source)}
+                        "mirrors": self.mirrors(source), **({"size": entry["size"]} if entry.get("size") else {})}
         raise InputError(f"no pinned {source} file is called {file!r}; fix: add it to config.yaml")
 
     def table_parts(self, dataset: str) -> list[tuple[str, Mapping]]:

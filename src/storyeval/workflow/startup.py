@@ -23,6 +23,7 @@ from storyeval.limits import check_draws
 from storyeval.metrics import catalog
 from storyeval.stats.design import Design, declared_design, infer_design
 from storyeval.text.fit import fitted_description, load_fitted
+from storyeval.text.folder import check_digest
 from storyeval.workflow.sources import Pinned, local_name
 
 
@@ -86,6 +87,8 @@ def check_local_tables(config, sources: ConfigSources) -> None:
                                  "or run from the directory it is relative to")
             verify(Path(part["path"]), part["sha256"], f"{key} {part['path']}",
                    "if you changed the file on purpose, set sha256: to the new value")
+        if dataset.get("texts"):  # a folder of story files, pinned by one digest
+            check_digest(dataset["texts"], key_name(sources, f"datasets.{name}.texts"))
 
 
 OUTPUT_FOLDERS = ("results", "logs", "benchmarks")  # where the rules write, relative to the working directory

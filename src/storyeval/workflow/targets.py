@@ -116,5 +116,10 @@ def caption_facts(run, dataset: str, scoreset: str = "computed") -> dict[str, st
     reference = run.reference_system(dataset, scoreset) is not None
     judges = ("released" if meta.with_judges(run.config, dataset, scoreset)
               else "configured" if not released and run.judge_jobs(dataset) else "")
+    config = run.config
+    settings = {"orientation": config["analysis"]["orientation"], "p_values": config["figures"]["p_values"],
+                "confound_margin": config["stats"]["confound_margin"],
+                "length_confound": config["stats"]["length_confound"], "k_min": config["stats"]["topk"]["k_min"]}
+    paper = released or run.described(dataset, scoreset).kind == "hanna-annotations"  # HANNA's own stories
     return facts(run.structure(dataset, scoreset), reference, released, judges, meta.groupings(run, dataset, scoreset),
-                 run.config["analysis"].get("system_means_unit", "story"))
+                 config["analysis"].get("system_means_unit", "story"), settings, paper)
