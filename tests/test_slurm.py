@@ -25,8 +25,9 @@ PROFILE = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
 BASE = "results/hanna/released"
 # The small configuration's rules that are not localrules: each must have been one sbatch job. Tab. 4, 6, 8
 # and 9 come from three table families; the common one also renders the Kemeny table.
+# design_answer reads HANNA's released judges (judge_scores) beside the released scores.
 SUBMITTED_RULES = {"normalise_hanna", "normalise_texts", "correlations", "confounds", "system_means", "rankings",
-                   "metric", "kemeny"}
+                   "metric", "kemeny", "design_answer", "judge_scores"}
 LOCAL_RULES = {"fetch", "merge_scores", "tables_common", "tables_system", "tables_systems_raters"}
 
 
