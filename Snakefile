@@ -33,10 +33,6 @@ include: "workflow/rules/targets.smk"
 include: "workflow/rules/localrules.smk"
 
 
-onstart:
-    say_startup_notes()
-
-
 rule all:
     default_target: True
     input:

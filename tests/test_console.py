@@ -1,5 +1,5 @@
-"""A quiet console: start-up notes once per run (none on -n or --lint: tests/test_workflow.py), no "Shell command:
-None"."""
+"""A quiet console: start-up notes once per run, the same in its dry run (none on --lint: tests/test_workflow.py),
+no "Shell command: None"."""
 
 from conftest import REPO
 from workflow_helpers import make_workdir, run_snakemake
@@ -26,3 +26,5 @@ def test_a_run_says_its_notes_once_and_no_empty_shell_commands(tmp_path, hanna_m
     assert len(lines) == len(set(lines)) and any("raw-annotation outputs" in line for line in lines), lines
     assert not [line for line in lines if "hanna-llm" in line], lines
     assert "Shell command" not in result.stdout + result.stderr
+    planned = run_snakemake(workdir, "-n", "--forceall", "results/hanna/released/metrics.csv")
+    assert planned.returncode == 0 and storyeval_lines(planned) == lines, storyeval_lines(planned)

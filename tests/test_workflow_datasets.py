@@ -30,7 +30,10 @@ def test_a_built_in_dataset_runs_beside_hanna(finished_run):
     """TTCW beside HANNA: its expert ratings' agreement, its released judges' analysis, the notebook's numbers in the
     datasets' audit, its cells in the benchmark, and rule dataset_ttcw's figures."""
     audit = pd.read_csv(finished_run / "results/audit/datasets.csv")
-    assert set(audit["dataset"]) == {"ttcw"} and (audit["status"] == "exact").all() and len(audit) >= 35
+    assert set(audit["dataset"]) == {"ttcw"} and len(audit) >= 35
+    # exact, but for the abstract's "3-10X", a range that both LLMs' ratios fall inside
+    assert set(audit.loc[audit["status"] != "exact", "status"]) == {"within"}
+    assert set(audit.loc[audit["status"] != "exact", "paper_value"].astype(str)) == {"3-10"}
     agreement = pd.read_csv(finished_run / "results/ttcw/computed/agreement.csv")
     assert set(agreement["criterion"]) == {"Tests passed", "Fluency", "Flexibility", "Originality", "Elaboration"}
     assert agreement["alpha_interval"].between(-1, 1).all() and agreement["ceiling"].notna().any()

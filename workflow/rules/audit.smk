@@ -9,8 +9,11 @@ AUDIT_WANTED = Path(PAPER_VALUES).is_file()
 AUDIT_OUTPUTS = [f"results/audit/audit.{suffix}" for suffix in ("csv", "md", "html", "rst")]
 if not AUDIT_WANTED:
     STARTUP_NOTES.append(
-        f"audit left out: {config_key('audit.paper_values')} ({PAPER_VALUES}) is "
-        "not there; fix: point it at the papers' printed numbers"
+        workflow_startup.DatasetNote(
+            f"audit left out: {config_key('audit.paper_values')} ({PAPER_VALUES}) is "
+            "not there; fix: point it at the papers' printed numbers",
+            rules=["all", "released"],
+        )
     )
 
 

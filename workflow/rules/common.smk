@@ -91,12 +91,15 @@ RESOURCES = config["data"]["resources_dir"]
 PINNED = Pinned(config)  # pinned third-party files by source; the user's datasets given by URL: source "datasets"
 SOURCES = PINNED.sources
 RECORDED = f"{RESOURCES}/recorded-checksums.tsv"  # sha256 of files pinned with sha256: null, at first download
-STARTUP_NOTES = []  # said once when a run starts (onstart), not on every parse (-n, --lint, cluster jobs)
+STARTUP_NOTES = []  # said once, before the job statistics of a run or a dry run, not on every parse (--lint, jobs)
 
 
 def say_startup_notes():
     for note in filter(None, workflow_judges.asked(STARTUP_NOTES, workflow.dag.jobs)):
         logger.info(f"storyeval: {note}")
+
+
+logger.addFilter(workflow_startup.BeforeJobStats(say_startup_notes))
 
 
 def pinned_entry(wildcards):
@@ -136,7 +139,7 @@ STARTUP_NOTES.extend(
     startup_check(workflow_selection.select_metrics, config, TEXT_DATASETS, PINNED, VERIFIED, RECORDED, CONFIG_SOURCES)
 )
 FITTED, _notes = startup_check(workflow_startup.fit_tables, config, TEXT_DATASETS, PINNED)
-STARTUP_NOTES.extend(_notes)
+STARTUP_NOTES[:0] = _notes  # a dataset's design and size first
 # RUN, what the rule files plan from (storyeval.workflow), is the checked config and what start-up found.
 RELEASED_NAMES = None if RELEASED_REGISTRY is None else {*RELEASED_REGISTRY["slug"], *RELEASED_REGISTRY["label"]}
 RUN = Run(config, USE_ANNOTATIONS, FITTED, RELEASED_NAMES)

@@ -89,10 +89,15 @@ class JobCost:
 
 def asked(notes: list, jobs) -> list:
     """`notes` without the JobCost lines of judge jobs that are not in the run's DAG (`jobs`, Snakemake's), nor the
-    lines about datasets none of whose jobs it has (a `datasets` attribute): start-up speaks of the asked targets."""
+    lines about datasets or rules none of whose jobs it has (DatasetNote): start-up speaks of the asked targets."""
+    jobs = list(jobs)
     wanted = {(job.wildcards_dict.get("dataset"), job.wildcards_dict.get("judge"), job.wildcards_dict.get("template"))
               for job in jobs}
-    datasets = {dataset for dataset, _, _ in wanted}
-    return [note for note in notes
+    # a dataset's jobs write under results/<dataset>/ (with a wildcard `dataset` or `textset`, or none: HANNA's)
+    datasets = {Path(path).parts[1] for job in jobs for path in job.output
+                if Path(path).parts[0] == "results" and len(Path(path).parts) > 2}
+    rules = {job.rule.name for job in jobs}
+    return [note.only(datasets) if hasattr(note, "only") else note for note in notes
             if (not isinstance(note, JobCost) or (note.dataset, note.judge, note.template) in wanted)
-            and (not hasattr(note, "datasets") or datasets.intersection(note.datasets))]
+            and (not hasattr(note, "datasets") or datasets.intersection(note.datasets)
+                 or rules.intersection(note.rules))]

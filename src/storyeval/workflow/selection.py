@@ -13,18 +13,18 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
 from storyeval.config import ConfigSources
 from storyeval.data.fetch import reachable
-from storyeval.datasets import MetricChoice, choose_metrics, lacking_texts, metric_names
+from storyeval.datasets import ALL_METRICS, MetricChoice, choose_metrics, lacking_texts, metric_names
 from storyeval.errors import InputError
 from storyeval.metrics import catalog
 from storyeval.neural.paths import BUNDLED
 from storyeval.workflow import metrics, storyer
 from storyeval.workflow.sources import Pinned
-from storyeval.workflow.startup import missing_file
+from storyeval.workflow.startup import DatasetNote, missing_file
 
 OFFLINE = ("1", "true", "yes", "on")
 
@@ -100,16 +100,23 @@ def dataset_choice(config: Mapping, name: str, resources: Callable[[str], str | 
     return choose_metrics(config["datasets"][name], name, lacking, lambda metric: disabled(config, metric))
 
 
-class DatasetNote(str):
-    """A start-up line about some datasets: said only where the run's DAG has a job of one of them
-    (`storyeval.workflow.judges.asked`), so that `-- dataset_mine` hears nothing of hanna-llm."""
+def models_loaded(config: Mapping, chosen: Iterable[str]) -> str:
+    """What computing `chosen` metrics loads or trains: each configured model with the metrics that read it, and
+    the learned evaluators trained first; '' where every metric is model-free."""
+    models = {}
+    for metric in chosen:
+        if metric in metrics.MODELLED and metric not in metrics.LEARNED:
+            role = catalog.entry(metric).resource[1]
+            models.setdefault((role, metrics.neural_model(config, metric)["path"]), []).append(metric)
+    said = [f"loads models.{role} ({path}) for {', '.join(names)}" for (role, path), names in models.items()]
+    trained = [metric for metric in chosen if metric in metrics.LEARNED]
+    return "; ".join(said + [f"trains {', '.join(trained)} (StoryER's evaluator) first"] * bool(trained))
 
-    datasets: tuple[str, ...]
 
-    def __new__(cls, text: str, datasets) -> DatasetNote:
-        note = super().__new__(cls, text)
-        note.datasets = tuple(datasets)
-        return note
+def left_out_line(metrics: Iterable[str], datasets: Iterable[str], reason: str) -> str:
+    """The start-up line of metrics left out of datasets for one reason, the metrics in catalog order."""
+    order = list(catalog.CATALOG)
+    return f"{', '.join(sorted(metrics, key=order.index))} left out ({', '.join(datasets)}): {reason}"
 
 
 def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified: MutableMapping, recorded: str,
@@ -141,6 +148,9 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
         elif not choices[name].metrics:
             notes.append(DatasetNote(f"dataset {name}: its metrics list is empty, so no metric is computed on it "
                                      "(metrics: all, or no metrics: key for the model-free default)", [name]))
+        loads = models_loaded(config, choices[name].metrics) if entry.get("metrics") == ALL_METRICS else ""
+        if loads:
+            notes.append(DatasetNote(f"dataset {name}: metrics: all {loads}", [name]))
         entry["metrics"] = choices[name].metrics
         for metric, reason in choices[name].left_out.items():
             left_out.setdefault((metric, reason), []).append(name)
@@ -149,6 +159,7 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
     for (metric, reason), names in left_out.items():
         grouped.setdefault((reason, tuple(names)), []).append(metric)
     order = list(catalog.CATALOG)
-    notes += [DatasetNote(f"{', '.join(sorted(found, key=order.index))} left out ({', '.join(names)}): {reason}", names)
+    notes += [DatasetNote(left_out_line(found, names, reason), names,
+                          naming=partial(left_out_line, found, reason=reason))
               for (reason, names), found in sorted(grouped.items(), key=lambda item: min(map(order.index, item[1])))]
     return notes

@@ -5,9 +5,10 @@ key, the file that set it, the fix); what is worth saying but not fatal comes ba
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import tempfile
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +26,44 @@ from storyeval.stats.design import Design, declared_design, infer_design
 from storyeval.text.fit import fitted_description, load_fitted
 from storyeval.text.folder import check_digest
 from storyeval.workflow.sources import Pinned, local_name
+
+
+class DatasetNote(str):
+    """A start-up line about some datasets (or some rules' targets): said only where the run's DAG has a job of one
+    of them (`storyeval.workflow.judges.asked`), so that `-- dataset_mine` hears nothing of hanna-llm. `naming`
+    (names -> text), where given, rewrites a line that names several datasets with the asked ones only."""
+
+    datasets: tuple[str, ...]
+    rules: tuple[str, ...]
+
+    def __new__(cls, text: str, datasets=(), rules=(), naming: Callable[[list[str]], str] | None = None
+                ) -> DatasetNote:
+        note = super().__new__(cls, text)
+        note.datasets, note.rules, note.naming = tuple(datasets), tuple(rules), naming
+        return note
+
+    def only(self, datasets: set) -> str:
+        """The line as said in a run whose DAG has jobs of `datasets`."""
+        asked = [name for name in self.datasets if name in datasets]
+        return self.naming(asked) if self.naming and asked else str(self)
+
+
+class BeforeJobStats(logging.Filter):
+    """A filter on Snakemake's logger that calls `say` once, just before the first job statistics it logs: after
+    the DAG is built and before any job, in a dry run as in a run (Snakemake's onstart hook skips dry runs), and
+    never in a cluster job or a --lint, which log none."""
+
+    def __init__(self, say: Callable[[], None]):
+        super().__init__()
+        self.say = say
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from snakemake_interface_logger_plugins.common import LogEvent
+
+        if self.say is not None and getattr(record, "event", None) == LogEvent.RUN_INFO:
+            say, self.say = self.say, None  # first: say logs through this logger
+            say()
+        return True
 
 
 def key_name(sources: ConfigSources, key: str) -> str:
@@ -154,10 +193,10 @@ def annotations_available(config, pinned: Pinned) -> tuple[bool, str | None]:
         return True, None
     if config["data"]["allow_download"] and reachable(url):
         return True, None
-    return False, (
+    return False, DatasetNote(
         f"skipping the raw-annotation outputs (hanna text dataset, its computed metrics, worker-id ICC): "
         f"{name} is in no mirror ({', '.join(mirrors) or 'none'}) and {url} is unreachable; to use it, download "
-        f"that URL into {mirrors[0] if mirrors else 'a directory listed in data.mirrors.hanna'}"
+        f"that URL into {mirrors[0] if mirrors else 'a directory listed in data.mirrors.hanna'}", ["hanna"]
     )
 
 
@@ -194,6 +233,6 @@ def fit_tables(config, datasets: Iterable[str], pinned: Pinned) -> tuple[dict[st
         if name in fitted:  # the design first, in the same line
             lacks.insert(0, f"design {design.describe()}")
         if lacks:
-            notes.append(f"dataset {name}: " + "; ".join(lacks))
-        notes += [warning] if warning else []
+            notes.append(DatasetNote(f"dataset {name}: " + "; ".join(lacks), [name]))
+        notes += [DatasetNote(warning, [name])] if warning else []
     return fitted, notes
