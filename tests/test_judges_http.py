@@ -1,22 +1,20 @@
 """A judge served over HTTP: an OpenAI-compatible completions server on the loopback address, answering with a tiny
 random causal LM, rates the stories as the same model in-process does."""
 
-import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 
-from tiny_models import CORPUS, one_thread, tiny_judge
+from tiny_models import CORPUS, completions_server, one_thread, tiny_judge
 
 thread = pytest.fixture(autouse=True)(one_thread)
 PROMPTS = ["Write about a dragon.", "Write about a knight.", "Write about a letter."]
 
 
-def completions_server(folder):
-    """A minimal /v1/completions (prompts as text or token ids; greedy; `logprobs`: the top next tokens at the
-    first position, as {token text: logprob}) serving the causal LM at `folder`."""
+def model_server(folder):
+    """A minimal /v1/completions (greedy; `logprobs`: the top next tokens at the first position, as {token text:
+    logprob}) serving the causal LM at `folder`."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -36,29 +34,13 @@ def completions_server(folder):
                                                     for v, t in zip(top.values, top.indices)}]}
         return choice, len(ids)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompts = request["prompt"]
-            prompts = prompts if isinstance(prompts, list) and not isinstance(prompts[0], int) else [prompts]
-            answers = [complete(prompt, request) for prompt in prompts]
-            body = {"choices": [choice | {"index": k} for k, (choice, _) in enumerate(answers)],
-                    "usage": {"prompt_tokens": sum(n for _, n in answers)}}
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(json.dumps(body).encode())
-
-        def log_message(self, *args):
-            pass
-
-    return ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    return completions_server(complete)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     folder = tiny_judge(tmp_path_factory.mktemp("served") / "tiny", chat=True)
-    server = completions_server(folder)
+    server = model_server(folder)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield folder, f"http://127.0.0.1:{server.server_address[1]}/v1"
     server.shutdown()

@@ -181,8 +181,10 @@ def test_a_layered_config_names_the_judged_datasets_whole(tmp_path):
 
 def test_startup_speaks_only_of_the_judge_jobs_and_datasets_of_the_dag():
     cost = [judges.JobCost({}, dataset, "tiny", "geval", {}) for dataset in ("mine", "hanna-llm")]
-    jobs = [SimpleNamespace(wildcards_dict={"dataset": "mine", "judge": "tiny", "template": "geval"}),
-            SimpleNamespace(wildcards_dict={"dataset": "hanna-llm"})]
+    jobs = [SimpleNamespace(wildcards_dict={"dataset": "mine", "judge": "tiny", "template": "geval"},
+                            rule=SimpleNamespace(name="llm_judge"), output=["results/mine/computed/judges/x.parquet"]),
+            SimpleNamespace(wildcards_dict={"dataset": "hanna-llm"}, rule=SimpleNamespace(name="merge_scores"),
+                            output=["results/hanna-llm/computed/scores.parquet"])]
     assert judges.asked(["a note", *cost], jobs) == ["a note", cost[0]]
     about = [DatasetNote("bleu left out (wp200): no reference text", ["wp200"]),
              DatasetNote("perplexity left out (hanna-llm, wp200): no model", ["hanna-llm", "wp200"])]

@@ -133,3 +133,29 @@ def tiny_judge(folder: Path, seed: int = 0, chat: bool = False, n_positions: int
         tokenizer.chat_template = CHAT_TEMPLATE
         tokenizer.save_pretrained(folder)
     return folder
+
+
+def completions_server(complete):
+    """A minimal OpenAI-compatible /v1/completions on the loopback address (serve_forever it from a thread):
+    `complete(prompt, request)` gives (the choice, its prompt tokens) of each prompt of a request, text or token
+    ids."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            prompts = request["prompt"]
+            prompts = prompts if isinstance(prompts, list) and not isinstance(prompts[0], int) else [prompts]
+            answers = [complete(prompt, request) for prompt in prompts]
+            body = {"choices": [choice | {"index": k} for k, (choice, _) in enumerate(answers)],
+                    "usage": {"prompt_tokens": sum(n for _, n in answers)}}
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps(body).encode())
+
+        def log_message(self, *args):
+            pass
+
+    return ThreadingHTTPServer(("127.0.0.1", 0), Handler)

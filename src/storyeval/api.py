@@ -260,6 +260,21 @@ def correlations(scores: pd.DataFrame, human: pd.DataFrame | None = None, *, pro
     return pd.concat(frames, ignore_index=True)
 
 
+def named_criteria(criteria: str | Sequence[str] | dict[str, str]) -> dict[str, str]:
+    """{name: definition} of `criteria`: HANNA's names (one name alone: that criterion) with HANNA's definitions,
+    or {name: definition} as given."""
+    from storyeval.judges.prompts import hanna_criteria
+
+    if isinstance(criteria, dict):
+        return dict(criteria)
+    criteria = [criteria] if isinstance(criteria, str) else criteria  # one criterion, not its letters
+    unknown = [name for name in criteria if name not in hanna_criteria()]
+    if unknown:
+        raise InputError(f"judge: no definition of criterion {unknown[0]!r}; fix: pass criteria as "
+                         "{name: definition}, or use HANNA's names (" + ", ".join(hanna_criteria()) + ")")
+    return {name: hanna_criteria()[name] for name in criteria}
+
+
 def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: str, mode: str = "expected",
           template: str | None = None, prompts: Texts | None = None, references: Texts | None = None,
           story_ids: Sequence | None = None, revision: str | None = None, device: str | None = None,
@@ -281,20 +296,13 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
     the workflow's judges.cache). Settings outside storyeval.parameters.JUDGE's ranges are refused before anything
     loads.
     """
-    from storyeval.judges.prompts import hanna_criteria, load_template
+    from storyeval.judges.prompts import load_template
     from storyeval.judges.rate import Settings, rate
 
-    if isinstance(criteria, str):  # one criterion, not its letters
-        criteria = [criteria]
     settings = {"mode": mode, "batch_size": batch_size, "batch_tokens": batch_tokens, "max_new_tokens": max_new_tokens,
                 "dtype": dtype, "top_logprobs": top_logprobs, "truncate": truncate, "max_length": max_length}
     check_parameters(settings, JUDGE, "judge:")
-    if not isinstance(criteria, dict):
-        unknown = [name for name in criteria if name not in hanna_criteria()]
-        if unknown:
-            raise InputError(f"judge: no definition of criterion {unknown[0]!r}; fix: pass criteria as "
-                             "{name: definition}, or use HANNA's names (" + ", ".join(hanna_criteria()) + ")")
-        criteria = {name: hanna_criteria()[name] for name in criteria}
+    criteria = named_criteria(criteria)
     texts = texts_table(stories, references=references, prompts=prompts, story_ids=story_ids, name="judge")
     chosen = load_template(template or ("geval" if prompts is None else "tacl-1"))
     scores, _, run = rate(texts, dict(criteria), chosen, model, Settings(**settings), revision, device, served=served,

@@ -19,6 +19,7 @@ wildcard_constraints:
 rule llm_judge:
     input:
         texts="results/{dataset}/data/texts.parquet",
+        batch=lambda wildcards: workflow_judges.batch_file(config, wildcards) or [],
     output:
         scores=f"{JUDGE_OUT}.parquet",
         registry=f"{JUDGE_OUT}.registry.csv",
@@ -42,10 +43,36 @@ rule llm_judge:
         template_text=lambda wildcards: workflow_judges.template_text(config, wildcards.template),
         criteria=lambda wildcards: judge_config.criteria(config, wildcards.dataset),
         settings=lambda wildcards: judge_config.settings(config, wildcards.judge),
+        batch_results=lambda wildcards: workflow_judges.batch_file(config, wildcards),
         cache=JUDGES["cache"],
         device=config["device"],
     script:
         "../scripts/llm_judge.py"
+
+
+# A judge job's prompts as an OpenAI batch (storyeval.judges.batch; docs/judges.md, Batches run elsewhere): run it
+# anywhere, name its results as the judge's batch_results, and rule llm_judge reads them instead of a server.
+rule judge_batch:
+    input:
+        texts="results/{dataset}/data/texts.parquet",
+    output:
+        f"{JUDGE_OUT}.batch.jsonl",
+    log:
+        "logs/judges/{dataset}/{judge}@{template}.batch.log",
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("judge_batch.py"),
+        model=lambda wildcards: JUDGES["models"][wildcards.judge],
+        template=lambda wildcards: judge_config.template_spec(config, wildcards.template),
+        criteria=lambda wildcards: judge_config.criteria(config, wildcards.dataset),
+        settings=lambda wildcards: judge_config.settings(config, wildcards.judge),
+    script:
+        "../scripts/judge_batch.py"
+
+
+localrules:
+    judge_batch,
 
 
 rule judge_validation:
@@ -72,6 +99,7 @@ if config["shards"]["stories"]:
     use rule llm_judge as llm_judge_shard with:
         input:
             texts=SHARD,
+            batch=lambda wildcards: workflow_judges.batch_file(config, wildcards) or [],
         output:
             scores=f"{JUDGE_SHARD}.parquet",
             registry=f"{JUDGE_SHARD}.registry.csv",

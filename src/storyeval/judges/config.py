@@ -39,6 +39,18 @@ def criteria(config: Mapping, dataset: str) -> dict[str, str]:
     return dict(config["judges"]["datasets"][dataset].get("criteria") or hanna_criteria())
 
 
+def served(model: Mapping) -> bool:
+    """A judge answered by a server: one at its URL, or a batch run elsewhere (its results file)."""
+    return str(model["path"]).startswith(("http://", "https://")) or bool(model.get("batch_results"))
+
+
+def batch_file(config: Mapping, dataset: str, judge: str, template: str) -> str | None:
+    """The batch results file a judge job reads instead of a server: the judge's batch_results, its {dataset},
+    {judge} and {template} filled in (one batch per job); None: none."""
+    pattern = config["judges"]["models"][judge].get("batch_results")
+    return pattern.format(dataset=dataset, judge=judge, template=template) if pattern else None
+
+
 OWN = ("mode", "truncate", "max_length")  # a judge's own setting over the judges section's
 
 
@@ -61,8 +73,13 @@ def check_judges(config: Mapping) -> None:
             raise InputError(f"judges.templates: {spec} and {names[template_name(spec)]} are both called "
                              f"{template_name(spec)!r}; fix: rename one file (the name is part of output paths)")
     for name, model in section["models"].items():
+        try:
+            batch_file(config, "dataset", name, "template")
+        except (KeyError, IndexError, ValueError) as error:
+            raise InputError(f"judges.models.{name}.batch_results: {model['batch_results']!r} does not format "
+                             f"({error!r}); fix: use only the fields {{dataset}}, {{judge}}, {{template}}") from error
         own = {key: model.get(key) or section.get(key) for key in ("truncate", "max_length")}
-        if str(model["path"]).startswith(("http://", "https://")) and not model.get("tokenizer") and (
+        if served(model) and not model.get("tokenizer") and (
                 own["truncate"] not in (None, "none") or own["max_length"] is not None):
             raise InputError(f"judges.models.{name}: truncate and max_length need the served model's tokenizer to "
                              "count tokens; fix: set its tokenizer: (a local copy), or leave truncate and "

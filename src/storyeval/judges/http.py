@@ -123,31 +123,40 @@ def served_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Temp
     return texts_sent, prompts
 
 
-def rate_http(texts: pd.DataFrame, criteria: dict[str, str], template: Template, url: str, settings,
-              served: str | None = None, tokenizer: str | None = None, timeout: float = 600,
-              key: str = "judge", cache=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """`storyeval.judges.rate.rate`'s three results from a served judge (module docstring)."""
+def local_tokenizer(tokenizer: str | None):
+    """The served model's tokenizer from a local folder or hub id; None: prompts go as plain text."""
+    if tokenizer is None:
+        return None
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tokenizer)
+
+
+def request_body(settings, served: str | None) -> dict:
+    """A completions request's body without its prompt: greedy, one token and its top logprobs in mode expected."""
+    generate = settings.mode == "generate"
+    body = {"model": served, "temperature": 0, "max_tokens": settings.max_new_tokens if generate else 1}
+    if not generate:
+        body["logprobs"] = settings.top_logprobs
+    return body
+
+
+def rate_replies(texts: pd.DataFrame, criteria: dict[str, str], template: Template, settings, built, replies,
+                 device: str, key: str, cache=None, signature=dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """`storyeval.judges.rate.rate`'s three results from a served judge's replies: `built` is (local tokenizer or
+    None, what each prompt sends, the prompts), `replies(todo)` yields (prompt indices, the server's answer) for
+    each request that asks the prompts `todo`, wherever they were answered (a server, a batch's results file)."""
     from storyeval.judges.cache import AnswerCache
     from storyeval.judges.rate import answered, finish
 
-    local = None
-    if tokenizer is not None:
-        from transformers import AutoTokenizer
-
-        local = AutoTokenizer.from_pretrained(tokenizer)
-    sent, prompts = served_prompts(texts, criteria, template, local, settings, key)
+    local, sent, prompts = built
     generate = settings.mode == "generate"
-    payload = {"model": served, "temperature": 0, "max_tokens": settings.max_new_tokens if generate else 1}
-    if not generate:
-        payload["logprobs"] = settings.top_logprobs
     tokens = [0]
 
     def ask(todo: list[int]) -> pd.DataFrame:
         values, mass = np.full(len(sent), np.nan), np.full(len(sent), np.nan)
         answers, failure = [""] * len(sent), list(prompts.table()["failure"])
-        for start in range(0, len(todo), settings.batch_size):
-            batch = todo[start:start + settings.batch_size]
-            answer = post(url, payload | {"prompt": [sent[k] for k in batch]}, timeout, key)
+        for batch, answer in replies(todo):
             usage = answer.get("usage") if isinstance(answer, dict) else None
             tokens[0] += int((usage if isinstance(usage, dict) else {}).get("prompt_tokens") or 0)
             choices, reason, message = reply_choices(answer, len(batch))
@@ -157,11 +166,27 @@ def rate_http(texts: pd.DataFrame, criteria: dict[str, str], template: Template,
         return pd.DataFrame({"value": values, "answer": answers, "failure": failure,
                              **({} if generate else {"rating_mass": mass})})
 
-    # the server chooses the dtype and device: the signature names the server
-    signature = {"url": url, "served": served, "tokenizer": tokenizer}
-    details, asked = answered(prompts, sent, ask, AnswerCache(cache), lambda: signature, template, settings, key,
-                              served=True)
+    details, asked = answered(prompts, sent, ask, AnswerCache(cache), signature, template, settings, key, served=True)
     lengths = [np.nan] * len(sent) if local is None else list(map(len, sent))
     scores, details, counts = finish(texts, criteria, details.assign(prompt_tokens=lengths), key)
     return scores, details, {"forward_passes": asked, "cached": len(prompts.run) - asked, "prompt_tokens": tokens[0],
-                             **counts, "dtype": "served", "device": url}
+                             **counts, "dtype": "served", "device": device}
+
+
+def rate_http(texts: pd.DataFrame, criteria: dict[str, str], template: Template, url: str, settings,
+              served: str | None = None, tokenizer: str | None = None, timeout: float = 600,
+              key: str = "judge", cache=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """`storyeval.judges.rate.rate`'s three results from a served judge (module docstring)."""
+    local = local_tokenizer(tokenizer)
+    sent, prompts = served_prompts(texts, criteria, template, local, settings, key)
+    body = request_body(settings, served)
+
+    def replies(todo: list[int]):
+        for start in range(0, len(todo), settings.batch_size):
+            batch = todo[start:start + settings.batch_size]
+            yield batch, post(url, body | {"prompt": [sent[k] for k in batch]}, timeout, key)
+
+    # the server chooses the dtype and device: the signature names the server
+    signature = {"url": url, "served": served, "tokenizer": tokenizer}
+    return rate_replies(texts, criteria, template, settings, (local, sent, prompts), replies, url, key, cache,
+                        lambda: signature)

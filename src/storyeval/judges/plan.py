@@ -11,7 +11,6 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.io import read_parquet
 from storyeval.judges import config as judge_config
-from storyeval.judges.http import is_url
 from storyeval.judges.prompts import load_template
 
 
@@ -48,7 +47,7 @@ def describe_plan(config, dataset: str, judge: str, template: str, source: str |
     if texts is None:
         return f"{job}: {len(criteria)} forward passes per story (the texts are not read yet)"
     model = config["judges"]["models"][judge]
-    source = model.get("tokenizer") or (None if is_url(model["path"]) else model["path"])
+    source = model.get("tokenizer") or (None if judge_config.served(model) else model["path"])
     if source is None:
         return (f"{job}: {len(texts) * len(criteria)} forward passes ({len(texts)} stories x {len(criteria)} "
                 "criteria) on the server; prompt tokens counted by it (no local tokenizer)")

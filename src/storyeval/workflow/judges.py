@@ -21,6 +21,11 @@ def outputs(run, dataset: str, kind: str) -> list[str]:
             for judge, template in run.judge_jobs(dataset)]
 
 
+def batch_file(config: Mapping, wildcards) -> str | None:
+    """The results of a judge job's batch run elsewhere (judges.models.<judge>.batch_results), or None."""
+    return judge_config.batch_file(config, wildcards.dataset, wildcards.judge, wildcards.template)
+
+
 def left_out_file(dataset: str, scoreset: str) -> list[str]:
     """The judge columns rule merge_scores left out of a computed score set (read by its About paragraph)."""
     return [f"results/{dataset}/computed/left_out_judges.csv"] if scoreset == "computed" else []
