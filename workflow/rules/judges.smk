@@ -94,6 +94,32 @@ rule judge_validation:
         "../scripts/judge_validation.py"
 
 
+# The judges in mode expected against the raters: the mean 1-Wasserstein distance between a judge's distribution
+# over the ratings and each story's histogram of ratings, beside the raters' leave-one-out value
+# (storyeval.stats.distribution; docs/judges.md).
+rule judge_distribution:
+    input:
+        ratings="results/{textset}/data/rater_ratings.csv",
+        details=lambda wildcards: workflow_judges.outputs(
+            RUN, wildcards.textset, "details", workflow_judges.distribution_jobs(RUN, wildcards.textset)
+        ),
+    output:
+        workflow_judges.DISTRIBUTION.replace("{dataset}", "{textset}"),
+    log:
+        "logs/judge_distribution/{textset}.log",
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("judge_distribution.py"),
+        jobs=lambda wildcards: workflow_judges.distribution_jobs(RUN, wildcards.textset),
+    script:
+        "../scripts/judge_distribution.py"
+
+
+localrules:
+    judge_distribution,
+
+
 if config["shards"]["stories"]:
 
     use rule llm_judge as llm_judge_shard with:

@@ -1,7 +1,8 @@
 """A cache of judge answers: each answer kept under the hash of what decides it, (model signature, template text,
 mode, prompt, decoding settings), so that a rerun after a template or dataset change asks the judge only the
-prompts it has not answered. Kept: ratings and answers, parse failures included (the same prompt gets the same
-greedy answer); not kept: a server's errors (they may pass) and prompts past the window (never asked).
+prompts it has not answered. Kept: ratings, rating distributions (mode expected) and answers, parse failures
+included (the same prompt gets the same greedy answer); not kept: a server's errors (they may pass) and prompts
+past the window (never asked). An entry kept before distributions were has none: its prompt's p1..p5 are NaN.
 
 The store is one SQLite file (the standard library's, safe for several judge jobs at once). A file that does not
 open as SQLite is deleted and started anew, an entry that does not read is asked again and overwritten (healed as
@@ -20,6 +21,8 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 FIELDS = ("value", "rating_mass", "answer", "failure")
+DISTRIBUTION = ("p1", "p2", "p3", "p4", "p5")  # mode expected: p(rating 1..5); older entries lack it
+KEPT = FIELDS + DISTRIBUTION
 SCHEMA = "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT NOT NULL)"
 
 
@@ -30,7 +33,7 @@ def entry_key(signature: dict, template: str, mode: str, prompt, decoding: dict)
 
 
 class AnswerCache:
-    """get/put answers ({field: value} of FIELDS) by entry_key; `path` None: nothing kept."""
+    """get/put answers ({field: value} of KEPT) by entry_key; `path` None: nothing kept."""
 
     def __init__(self, path: str | Path | None):
         self.path = None if path is None else Path(path)
@@ -61,6 +64,7 @@ class AnswerCache:
                 try:
                     answer = json.loads(text)
                     found[key] = {field: answer[field] for field in FIELDS}
+                    found[key] |= {field: answer.get(field) for field in DISTRIBUTION}  # None: not kept
                 except (ValueError, KeyError, TypeError):
                     continue
         self.hits += len(found)
@@ -69,5 +73,5 @@ class AnswerCache:
     def put(self, answers: dict[str, dict]) -> None:
         if self.path is not None and answers:
             self.run("INSERT OR REPLACE INTO answers VALUES (?, ?)",
-                     [(key, json.dumps({field: answer.get(field) for field in FIELDS}, default=float))
+                     [(key, json.dumps({field: answer.get(field) for field in KEPT}, default=float))
                       for key, answer in answers.items()], many=True)

@@ -5,8 +5,9 @@ Prompts are sent to `<url>/completions`, `batch_size` a request, greedy (tempera
 (the served model's folder or hub id) they are sent as token ids: the chat-formatted prompt up to the answer
 position, exactly what the in-process judge reads (`storyeval.judges.rate`); without one, as plain text ending
 in the reply's opening. Mode expected asks for the `top_logprobs` most likely next tokens and weights the ratings
-by the probabilities of the tokens among them that read 1-5 (G-Eval, Liu et al. 2023); a prompt whose top tokens
-hold no rating is NaN, counted as a parse failure. Mode generate parses the greedy answer
+by the probabilities of the tokens among them that read 1-5 (G-Eval, Liu et al. 2023), renormalised over them (the
+judge's distribution, p1..p5 in the details); a prompt whose top tokens hold no rating is NaN, counted as a parse
+failure. Mode generate parses the greedy answer
 (`storyeval.judges.parse`). A malformed reply (an {"error": ...} body, fewer choices than prompts, a choice
 without text or logprobs) is a parse failure of the prompts it concerns, its reason in the details; a server that
 does not answer at all stops the job with one line. Prompt tokens are the server's count (`usage.prompt_tokens`).
@@ -58,14 +59,21 @@ def post(url: str, payload: dict, timeout: float, key: str) -> dict:
                          "URL (an OpenAI-compatible base URL ending in /v1)") from error
 
 
-def expected_from_top(top: dict[str, float]) -> tuple[float, float]:
-    """(expected rating, rating mass) from one position's {token text: logprob}."""
+def distribution_from_top(top: dict[str, float]) -> tuple[np.ndarray, float]:
+    """(p(rating 1..5) renormalised over the top tokens that read a rating, NaN where none does; their mass) from
+    one position's {token text: logprob}."""
     probabilities = np.zeros(len(RATINGS))
     for token, logprob in (top or {}).items():
         if token.strip() in {str(r) for r in RATINGS}:
             probabilities[int(token.strip()) - 1] += np.exp(logprob)
     mass = probabilities.sum()
-    return (float(probabilities @ RATINGS / mass) if mass > 0 else np.nan), float(mass)
+    return (probabilities / mass if mass > 0 else np.full(len(RATINGS), np.nan)), float(mass)
+
+
+def expected_from_top(top: dict[str, float]) -> tuple[float, float]:
+    """(expected rating, rating mass) from one position's {token text: logprob}."""
+    distribution, mass = distribution_from_top(top)
+    return float(distribution @ RATINGS), mass
 
 
 def reply_choices(answer, size: int) -> tuple[list[dict | None], str, str]:
@@ -83,21 +91,26 @@ def reply_choices(answer, size: int) -> tuple[list[dict | None], str, str]:
     return chosen, MISSING_CHOICE, ""
 
 
-def read_choice(choice: dict, generate: bool) -> tuple[float, float, str, str]:
-    """(value, rating mass, the answer as read, failure reason or "") of one choice; in mode expected a failure's
-    answer is its most likely next tokens."""
+NO_DISTRIBUTION = np.full(len(RATINGS), np.nan)
+
+
+def read_choice(choice: dict, generate: bool) -> tuple[float, float, str, str, np.ndarray]:
+    """(value, rating mass, the answer as read, failure reason or "", p(rating 1..5)) of one choice; in mode
+    expected a failure's answer is its most likely next tokens."""
     try:
         if generate:
             rating = parse_rating(choice["text"])
-            return (np.nan if rating is None else float(rating)), np.nan, choice["text"], NO_RATING * (rating is None)
+            value = np.nan if rating is None else float(rating)
+            return value, np.nan, choice["text"], NO_RATING * (rating is None), NO_DISTRIBUTION
         top = choice["logprobs"]["top_logprobs"][0]
-        value, mass = expected_from_top(top)
+        distribution, mass = distribution_from_top(top)
+        value = float(distribution @ RATINGS)
         if np.isfinite(value):
-            return value, mass, "", ""
+            return value, mass, "", "", distribution
         likely = sorted(top or {}, key=lambda token: -top[token])[:3]
-        return value, mass, "most likely next tokens: " + ", ".join(map(repr, likely)), NO_RATING
+        return value, mass, "most likely next tokens: " + ", ".join(map(repr, likely)), NO_RATING, distribution
     except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-        return np.nan, np.nan, json.dumps(choice, default=str)[:200], MISSING_CHOICE
+        return np.nan, np.nan, json.dumps(choice, default=str)[:200], MISSING_CHOICE, NO_DISTRIBUTION
 
 
 def served_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, local, settings, key: str):
@@ -146,7 +159,7 @@ def rate_replies(texts: pd.DataFrame, criteria: dict[str, str], template: Templa
     """`storyeval.judges.rate.rate`'s three results from a served judge's replies: `built` is (local tokenizer or
     None, what each prompt sends, the prompts), `replies(todo)` yields (prompt indices, the server's answer) for
     each request that asks the prompts `todo`, wherever they were answered (a server, a batch's results file)."""
-    from storyeval.judges.cache import AnswerCache
+    from storyeval.judges.cache import DISTRIBUTION, AnswerCache
     from storyeval.judges.rate import answered, finish
 
     local, sent, prompts = built
@@ -155,16 +168,18 @@ def rate_replies(texts: pd.DataFrame, criteria: dict[str, str], template: Templa
 
     def ask(todo: list[int]) -> pd.DataFrame:
         values, mass = np.full(len(sent), np.nan), np.full(len(sent), np.nan)
+        distribution = np.full((len(sent), len(RATINGS)), np.nan)
         answers, failure = [""] * len(sent), list(prompts.table()["failure"])
         for batch, answer in replies(todo):
             usage = answer.get("usage") if isinstance(answer, dict) else None
             tokens[0] += int((usage if isinstance(usage, dict) else {}).get("prompt_tokens") or 0)
             choices, reason, message = reply_choices(answer, len(batch))
             for k, choice in zip(batch, choices):
-                read = (np.nan, np.nan, message, reason) if choice is None else read_choice(choice, generate)
-                values[k], mass[k], answers[k], failure[k] = read
-        return pd.DataFrame({"value": values, "answer": answers, "failure": failure,
-                             **({} if generate else {"rating_mass": mass})})
+                read = ((np.nan, np.nan, message, reason, NO_DISTRIBUTION) if choice is None
+                        else read_choice(choice, generate))
+                values[k], mass[k], answers[k], failure[k], distribution[k] = read
+        expected = {"rating_mass": mass, **dict(zip(DISTRIBUTION, distribution.T))}
+        return pd.DataFrame({"value": values, "answer": answers, "failure": failure, **({} if generate else expected)})
 
     details, asked = answered(prompts, sent, ask, AnswerCache(cache), signature, template, settings, key, served=True)
     lengths = [np.nan] * len(sent) if local is None else list(map(len, sent))

@@ -5,7 +5,8 @@ Two modes. `expected` (G-Eval, Liu et al. 2023): one forward pass per story and 
 (right after the reply's opening) the probabilities of the five rating tokens, renormalised over them, weight
 the ratings: score = sum_r r p(r) / sum_r p(r). Deterministic and finer than one sampled answer; the share of
 the next-token probability the five tokens hold (`rating_mass`) is kept per story as a check that the judge
-answers with a rating at all. `generate`: the greedy answer (at most `max_new_tokens`) parsed by
+answers with a rating at all, and the renormalised distribution itself (`p1`..`p5`: storyeval.stats.distribution
+compares it with the raters' histogram). `generate`: the greedy answer (at most `max_new_tokens`) parsed by
 `storyeval.judges.parse`; a failure is NaN, counted and reported, never imputed.
 
 Prompts are batched by length (`storyeval.neural.models.length_batches`), left-padded, positions counted from
@@ -28,7 +29,7 @@ import pandas as pd
 
 from storyeval.errors import InputError
 from storyeval.judges import window
-from storyeval.judges.cache import FIELDS, AnswerCache, entry_key
+from storyeval.judges.cache import DISTRIBUTION, KEPT, AnswerCache, entry_key
 from storyeval.judges.gaps import MISSING_CHOICE, NO_RATING, PAST_WINDOW, SERVER, count_line
 from storyeval.judges.parse import parse_rating
 from storyeval.judges.prompts import Template, prompt_text
@@ -167,17 +168,22 @@ def left_padded(rows: list[list[int]], pad_id: int, device):
     return ids.to(device), mask.to(device), positions.to(device)
 
 
-def expected_rating(logits: np.ndarray) -> np.ndarray:
-    """G-Eval's score from the logits [n, 5] of the rating tokens 1-5: sum_r r softmax(logits)_r."""
+def rating_distribution(logits: np.ndarray) -> np.ndarray:
+    """softmax over the logits [n, 5] of the rating tokens 1-5: the judge's distribution over the ratings."""
     logits = np.asarray(logits, dtype=np.float64)
     weights = np.exp(logits - logits.max(axis=-1, keepdims=True))
-    return (weights / weights.sum(axis=-1, keepdims=True)) @ RATINGS
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def expected_rating(logits: np.ndarray) -> np.ndarray:
+    """G-Eval's score from the logits [n, 5] of the rating tokens 1-5: sum_r r softmax(logits)_r."""
+    return rating_distribution(logits) @ RATINGS
 
 
 def run_expected(model, prompts: Prompts, batches, pad_id: int) -> pd.DataFrame:
     import torch
 
-    value, mass = np.full(len(prompts.ids), np.nan), np.full(len(prompts.ids), np.nan)
+    mass, distribution = np.full(len(prompts.ids), np.nan), np.full((len(prompts.ids), len(RATINGS)), np.nan)
     with torch.inference_mode():
         for batch in batches:
             ids, mask, positions = left_padded([prompts.ids[k] for k in batch], pad_id, model.device)
@@ -189,8 +195,9 @@ def run_expected(model, prompts: Prompts, batches, pad_id: int) -> pd.DataFrame:
             chosen = torch.as_tensor([prompts.rating_ids[k] for k in batch], device=logits.device)
             rating_logits = logits.gather(1, chosen)
             mass[batch] = (rating_logits.logsumexp(-1) - logits.logsumexp(-1)).exp().cpu().numpy()
-            value[batch] = expected_rating(rating_logits.cpu().numpy())
-    return pd.DataFrame({"value": value, "rating_mass": mass})
+            distribution[batch] = rating_distribution(rating_logits.cpu().numpy())
+    return pd.DataFrame({"value": distribution @ RATINGS, "rating_mass": mass,
+                         **dict(zip(DISTRIBUTION, distribution.T))})
 
 
 def run_generate(model, tokenizer, prompts: Prompts, batches, pad_id: int, max_new_tokens: int) -> pd.DataFrame:
@@ -279,7 +286,7 @@ def answered(prompts: Prompts, sent: list, ask, cache: AnswerCache, signature, t
                  len(todo))
         fresh = details.loc[todo]
         keep = fresh[~fresh["failure"].fillna("").isin([SERVER, MISSING_CHOICE])]
-        cache.put({keys[k]: {name: row.get(name) for name in FIELDS} for k, row in keep.iterrows()})
+        cache.put({keys[k]: {name: row.get(name) for name in KEPT} for k, row in keep.iterrows()})
     return details, len(todo)
 
 

@@ -1,5 +1,6 @@
 """The LLM judge jobs of a dataset (storyeval.judges): one per (judge, template), their files, the validation
-beside HANNA's released judges (Chhun, Suchanek & Clavel 2024), and the start-up line of each job's cost."""
+beside HANNA's released judges (Chhun, Suchanek & Clavel 2024), the judges' distance to the raters' histograms
+(storyeval.stats.distribution), and the start-up line of each job's cost."""
 
 from __future__ import annotations
 
@@ -11,14 +12,15 @@ from storyeval.judges.prompts import load_template
 
 OUT = "results/{dataset}/computed/judges/{judge}@{template}"
 SHARD = "results/{dataset}/computed/judges/shards/{judge}@{template}/{shard}"
+DISTRIBUTION = "results/{dataset}/computed/judge_distribution.csv"
 FILES = {"scores": ".parquet", "registry": ".registry.csv", "details": ".details.parquet"}
 
 
-def outputs(run, dataset: str, kind: str) -> list[str]:
-    """The `kind` file (scores, registry, details, signature) of each of the dataset's judge jobs."""
+def outputs(run, dataset: str, kind: str, jobs: list[tuple[str, str]] | None = None) -> list[str]:
+    """The `kind` file (scores, registry, details, signature) of each of the dataset's judge jobs (or of `jobs`)."""
     suffix = FILES.get(kind, ".signature.json")
     return [OUT.format(dataset=dataset, judge=judge, template=template) + suffix
-            for judge, template in run.judge_jobs(dataset)]
+            for judge, template in (run.judge_jobs(dataset) if jobs is None else jobs)]
 
 
 def batch_file(config: Mapping, wildcards) -> str | None:
@@ -53,8 +55,21 @@ def validation_wanted(run, dataset: str) -> bool:
     )
 
 
+def distribution_jobs(run, dataset: str) -> list[tuple[str, str]]:
+    """(judge, template) of the dataset's judge jobs in mode expected: those whose details hold the judge's
+    distribution over the ratings (storyeval.stats.distribution)."""
+    return [(judge, template) for judge, template in run.judge_jobs(dataset)
+            if judge_config.settings(run.config, judge).get("mode", "expected") == "expected"]
+
+
+def distribution_wanted(run, dataset: str) -> bool:
+    """The judges' distance to the raters' histograms: per-rater ratings and a judge job in mode expected."""
+    return bool(distribution_jobs(run, dataset)) and bool(run.structure(dataset, "computed")["raters"])
+
+
 def targets(run, dataset: str) -> list[str]:
-    return [f"results/{dataset}/judge_validation.csv"] if validation_wanted(run, dataset) else []
+    return ([f"results/{dataset}/judge_validation.csv"] * validation_wanted(run, dataset)
+            + [DISTRIBUTION.format(dataset=dataset)] * distribution_wanted(run, dataset))
 
 
 def released_names(config: Mapping) -> dict[str, str]:

@@ -1,0 +1,16 @@
+"""The dataset's judges in mode expected against the raters' histograms (storyeval.stats.distribution): one row
+per judge, template and criterion."""
+
+import pandas as pd
+
+from storyeval.io import log_to, read_parquet, read_table, write_csv
+from storyeval.stats.distribution import COLUMNS, distribution_agreement
+
+log = log_to(snakemake.log[0])
+ratings = read_table(snakemake.input.ratings, ["story_id", "criterion", "rater", "rating"])
+table = pd.concat([distribution_agreement(ratings, read_parquet(path)).assign(judge=judge, template=template)
+                   for (judge, template), path in zip(snakemake.params.jobs, snakemake.input.details)],
+                  ignore_index=True)
+table = table[["judge", "template", *COLUMNS]]
+write_csv(table, snakemake.output[0])
+log.info("\n%s", table.to_string())
