@@ -133,7 +133,7 @@ def test_captions_say_only_what_is_true_of_the_set():
     for phrase in HANNA_ONLY:
         assert phrase not in own, phrase
     assert "Story level: the correlation over all stories at once (these tables pool" in own
-    assert "There is no system level" in own
+    assert "These tables have no system level" in own
     assert "per criterion and grouping (none: all stories at once)" in own and "judge" not in own.lower()
     assert "one figure per criterion and level (story)" in own and "Tab. 5 (Pearson) and Tab. 8 (story level)" in own
     assert "*System*" not in own and "*Story*, the only level here" in own

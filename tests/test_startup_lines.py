@@ -9,7 +9,7 @@ import yaml
 from snakemake_interface_logger_plugins.common import LogEvent
 
 from storyeval.workflow.judges import asked
-from storyeval.workflow.selection import left_out_line, models_loaded
+from storyeval.workflow.selection import left_out_line, models_loaded, trained_line
 from storyeval.workflow.startup import BeforeJobStats, DatasetNote
 
 from conftest import REPO
@@ -42,8 +42,11 @@ def test_metrics_all_says_which_models_it_loads_and_trains():
     config = yaml.safe_load((REPO / "config.yaml").read_text())
     said = models_loaded(config, ["bleu", "bertscore", "moverscore", "supert", "storyer"])
     assert said == ("loads models.encoder (bundled) for bertscore, moverscore; loads models.sentence_encoder "
-                    "(bundled) for supert; trains storyer (StoryER's evaluator) first")
-    assert models_loaded(config, ["bleu", "textstats"]) == ""
+                    "(bundled) for supert")
+    assert models_loaded(config, ["bleu", "textstats", "storyer"]) == ""
+    trained = DatasetNote(trained_line(["wp200", "mine"]), ["wp200", "mine"], naming=trained_line)
+    assert asked([trained], [job("merge_scores", "results/mine/computed/scores.parquet")]) == [
+        "metrics: all trains storyer (StoryER's evaluator) once, before it scores mine"]
 
 
 def test_the_notes_come_once_before_the_job_statistics():

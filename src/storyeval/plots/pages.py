@@ -268,7 +268,8 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
     defined = "; ".join(defined)
     return Facts({
         "levels": defined[:1].upper() + defined[1:] + "." + " Human reference stories are left out." * hanna
-        + " There is no system level." * ("system" not in levels),
+        + " These tables have no system level (the design's answer has one from 4 writers on)."
+        * ("system" not in levels),
         "degenerate": "A † after a metric's name marks a degenerate release (numerical noise)." * released,
         "judges": judged,
         "and_judges": " (and LLM judges)" * bool(judged),

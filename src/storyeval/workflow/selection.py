@@ -101,16 +101,19 @@ def dataset_choice(config: Mapping, name: str, resources: Callable[[str], str | 
 
 
 def models_loaded(config: Mapping, chosen: Iterable[str]) -> str:
-    """What computing `chosen` metrics loads or trains: each configured model with the metrics that read it, and
-    the learned evaluators trained first; '' where every metric is model-free."""
+    """The models that computing `chosen` metrics loads, each with the metrics that read it; '' where none."""
     models = {}
     for metric in chosen:
         if metric in metrics.MODELLED and metric not in metrics.LEARNED:
             role = catalog.entry(metric).resource[1]
             models.setdefault((role, metrics.neural_model(config, metric)["path"]), []).append(metric)
-    said = [f"loads models.{role} ({path}) for {', '.join(names)}" for (role, path), names in models.items()]
-    trained = [metric for metric in chosen if metric in metrics.LEARNED]
-    return "; ".join(said + [f"trains {', '.join(trained)} (StoryER's evaluator) first"] * bool(trained))
+    return "; ".join(f"loads models.{role} ({path}) for {', '.join(names)}" for (role, path), names in models.items())
+
+
+def trained_line(datasets: Iterable[str]) -> str:
+    """The start-up line of the learned evaluator that `metrics: all` trains, once for all `datasets`."""
+    return (f"metrics: all trains {', '.join(metrics.LEARNED)} (StoryER's evaluator) once, before it scores "
+            f"{', '.join(datasets)}")
 
 
 def left_out_line(metrics: Iterable[str], datasets: Iterable[str], reason: str) -> str:
@@ -136,7 +139,7 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
         raise InputError(f"{sources.origin(*keys)} {', '.join(keys)}: {sum(map(len, refused.values()))} named "
                          f"metric(s) cannot run: {named}; fix: remove them from the list, or give what each lacks "
                          "(metrics: all takes every metric this run can compute and lists the rest at start-up)")
-    notes, left_out = [], {}
+    notes, left_out, trained = [], {}, []
     for name, entry in config["datasets"].items():
         if name not in choices:
             entry["metrics"] = metric_names(entry, name)
@@ -148,12 +151,15 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
         elif not choices[name].metrics:
             notes.append(DatasetNote(f"dataset {name}: its metrics list is empty, so no metric is computed on it "
                                      "(metrics: all, or no metrics: key for the model-free default)", [name]))
-        loads = models_loaded(config, choices[name].metrics) if entry.get("metrics") == ALL_METRICS else ""
-        if loads:
-            notes.append(DatasetNote(f"dataset {name}: metrics: all {loads}", [name]))
+        every = entry.get("metrics") == ALL_METRICS
+        if every and models_loaded(config, choices[name].metrics):
+            notes.append(DatasetNote(f"dataset {name}: metrics: all {models_loaded(config, choices[name].metrics)}",
+                                     [name]))
+        trained += [name] * (every and bool(set(metrics.LEARNED) & set(choices[name].metrics)))
         entry["metrics"] = choices[name].metrics
         for metric, reason in choices[name].left_out.items():
             left_out.setdefault((metric, reason), []).append(name)
+    notes += [DatasetNote(trained_line(trained), trained, naming=trained_line)] if trained else []
     # One line a reason: the metrics it leaves out, on the datasets it leaves them out of (in catalog order).
     grouped = {}
     for (metric, reason), names in left_out.items():
