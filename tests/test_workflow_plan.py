@@ -163,6 +163,20 @@ def test_the_slowest_reader_of_the_embedding_cache_starts_first():
     assert metrics.neural_priority("perplexity", 3000) == 3000 < metrics.neural_priority("bertscore", 3000)
 
 
+def test_a_dataset_scored_by_judges_alone_gets_the_figure_rules_of_its_targets():
+    """metrics: [] and a judge: the dataset's analysis is planned (its targets), so its Williams figures need rules
+    of their own criteria (figure_rules follows analysed_sets)."""
+    run = example_run("wide", **{"datasets.example.metrics": [],
+                                 "judges.models": {"tiny": {"path": "tiny", "revision": None}},
+                                 "judges.datasets": {"example": {"criteria": {"Fluency": "how fluent"}}}})
+    assert run.enabled_metrics("example") == [] and run.judge_jobs("example")
+    assert ("example", "computed") in run.analysed_sets
+    drawn = figure_names(targets.dataset_targets(run, "example"), "results/example/computed")
+    ruled = {name for datasets, figures in targets.figure_rules(run).values()
+             if datasets is None or "example" in datasets for name in figures}
+    assert "williams_story_fluency" in drawn and drawn <= ruled
+
+
 def test_judge_jobs_their_files_and_validation():
     config = checked(**{"judges.models": {"tiny": {"path": "tiny", "revision": None, "released": "Beluga-13B"}},
                         "judges.datasets": {"hanna-llm": {}}})

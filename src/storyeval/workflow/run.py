@@ -56,9 +56,10 @@ class Run:
     @property
     def analysed_sets(self) -> list[tuple[str, str]]:
         """(dataset, score set) of every analysis the run makes: HANNA's released scores, the scores other datasets'
-        authors released, each scored dataset."""
+        authors released, each dataset scored by metrics or judges (as storyeval.workflow.targets plans them)."""
         return ([("hanna", "released")] + [(name, "released") for name in self.released_sets]
-                + [(name, "computed") for name in self.text_datasets if self.enabled_metrics(name)])
+                + [(name, "computed") for name in self.text_datasets
+                   if self.enabled_metrics(name) or self.judge_jobs(name)])
 
     @property
     def recipe_sets(self) -> list[str]:
