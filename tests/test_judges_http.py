@@ -64,7 +64,11 @@ def test_a_served_judge_rates_as_the_model_in_process(served):
 def test_plain_text_prompts_and_few_top_tokens(served):
     """Without a local tokenizer the prompt goes as text; a position whose top tokens hold no rating is NaN."""
     import storyeval
-    from storyeval.judges.http import expected_from_top
+    from storyeval.judges.http import read_choice
+
+    def expected_from_top(top):  # (expected rating, rating mass) of a choice whose answer position has `top`
+        value, mass, *_ = read_choice({"logprobs": {"top_logprobs": [top]}}, generate=False)
+        return value, mass
 
     _, url = served
     scores = storyeval.judge(CORPUS[:2], criteria=["Coherence"], model=url, prompts=PROMPTS[:2], top_logprobs=1000)

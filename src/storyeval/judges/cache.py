@@ -19,9 +19,12 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 FIELDS = ("value", "rating_mass", "answer", "failure")
-DISTRIBUTION = ("p1", "p2", "p3", "p4", "p5")  # mode expected: p(rating 1..5); older entries lack it
+RATINGS = np.arange(1, 6)  # a judge rates 1-5
+DISTRIBUTION = tuple(f"p{rating}" for rating in RATINGS)  # mode expected: p(rating); older entries lack it
 KEPT = FIELDS + DISTRIBUTION
 SCHEMA = "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, answer TEXT NOT NULL)"
 

@@ -38,10 +38,6 @@ class PlainText:
     chat_template = None
 
 
-def is_url(model) -> bool:
-    return str(model).startswith(("http://", "https://"))
-
-
 def post(url: str, payload: dict, timeout: float, key: str) -> dict:
     request = urllib.request.Request(f"{url.rstrip('/')}/completions", json.dumps(payload).encode(),
                                      {"Content-Type": "application/json"})
@@ -68,12 +64,6 @@ def distribution_from_top(top: dict[str, float]) -> tuple[np.ndarray, float]:
             probabilities[int(token.strip()) - 1] += np.exp(logprob)
     mass = probabilities.sum()
     return (probabilities / mass if mass > 0 else np.full(len(RATINGS), np.nan)), float(mass)
-
-
-def expected_from_top(top: dict[str, float]) -> tuple[float, float]:
-    """(expected rating, rating mass) from one position's {token text: logprob}."""
-    distribution, mass = distribution_from_top(top)
-    return float(distribution @ RATINGS), mass
 
 
 def reply_choices(answer, size: int) -> tuple[list[dict | None], str, str]:

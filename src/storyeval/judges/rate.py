@@ -29,14 +29,13 @@ import pandas as pd
 
 from storyeval.errors import InputError
 from storyeval.judges import window
-from storyeval.judges.cache import DISTRIBUTION, KEPT, AnswerCache, entry_key
+from storyeval.judges.cache import DISTRIBUTION, KEPT, RATINGS, AnswerCache, entry_key
 from storyeval.judges.gaps import MISSING_CHOICE, NO_RATING, PAST_WINDOW, SERVER, count_line
 from storyeval.judges.parse import parse_rating
 from storyeval.judges.prompts import Template, prompt_text
 from storyeval.neural.models import identity, length_batches, pinned_source, warn_unpinned, where_from
 from storyeval.neural.paths import resolve_model_path
 
-RATINGS = np.arange(1, 6)
 MODES = ("expected", "generate")
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import wasserstein_distance
 
-from storyeval.judges.cache import DISTRIBUTION
+from storyeval.judges.cache import DISTRIBUTION, RATINGS
 
-RATINGS = np.arange(1, 6)
 COLUMNS = ["criterion", "stories", "distance", "raters_loo_distance", "note"]
 OFF_SCALE = "ratings off the 1-5 scale: not comparable with the judge's"
 NONE_SHARED = "no story with two or more ratings and the judge's distribution"

@@ -151,11 +151,11 @@ def select_metrics(config: Mapping, run: Iterable[str], pinned: Pinned, verified
         elif not choices[name].metrics:
             notes.append(DatasetNote(f"dataset {name}: its metrics list is empty, so no metric is computed on it "
                                      "(metrics: all, or no metrics: key for the model-free default)", [name]))
-        every = entry.get("metrics") == ALL_METRICS
-        if every and models_loaded(config, choices[name].metrics):
-            notes.append(DatasetNote(f"dataset {name}: metrics: all {models_loaded(config, choices[name].metrics)}",
-                                     [name]))
-        trained += [name] * (every and bool(set(metrics.LEARNED) & set(choices[name].metrics)))
+        if entry.get("metrics") == ALL_METRICS:
+            if loads := models_loaded(config, choices[name].metrics):
+                notes.append(DatasetNote(f"dataset {name}: metrics: all {loads}", [name]))
+            if set(metrics.LEARNED) & set(choices[name].metrics):
+                trained.append(name)
         entry["metrics"] = choices[name].metrics
         for metric, reason in choices[name].left_out.items():
             left_out.setdefault((metric, reason), []).append(name)
