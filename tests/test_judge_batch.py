@@ -20,7 +20,12 @@ PROMPTS = ["Write about a dragon.", "Write about a knight.", "Write about a lett
 
 def complete(prompt: str, request: dict) -> tuple[dict, int]:
     """The fake served judge: rating 1 + len(prompt) % 5 most likely (its next one after it), as a served model
-    answers (text in mode generate, the top next tokens' logprobs in mode expected)."""
+    answers (text in mode generate, the top next tokens' logprobs in mode expected); a pairwise prompt (text) gets
+    A with probability 0.7 where story A is the longer, else 0.3, whichever order."""
+    if "Story B:" in prompt:
+        first, second = (len(prompt.split(f"Story {label}: ")[1].split("\n")[0]) for label in "AB")
+        p = 0.7 if first > second else 0.3
+        return {"text": " A", "logprobs": {"top_logprobs": [{" A": math.log(p), " B": math.log(1 - p)}]}}, 1
     rating = 1 + len(prompt) % 5
     choice = {"text": f" {rating}" if request.get("logprobs") else f"Rating: {rating}"}
     if request.get("logprobs"):
@@ -75,12 +80,11 @@ def exported(job, tmp_path):
 def test_an_imported_batch_is_the_served_run(job, server, tmp_path, mode):
     """Each line is the served request's body with one prompt; the imported table is the served run's."""
     from storyeval.judges.batch import export, rate_batch
-    from storyeval.judges.http import rate_http
-    from storyeval.judges.rate import Settings
+    from storyeval.judges.rate import Settings, rate
 
     url, asked = server
     settings = Settings(mode=mode, batch_size=3)
-    served = rate_http(*job, url, settings, served="judge-7b")
+    served = rate(*job, url, settings, served="judge-7b")
     prompts = tmp_path / "prompts.jsonl"
     export(prompts, *job, settings, served="judge-7b", dataset="mine")
     requests = [json.loads(line) for line in prompts.read_text().splitlines()]
@@ -93,6 +97,33 @@ def test_an_imported_batch_is_the_served_run(job, server, tmp_path, mode):
     pd.testing.assert_frame_equal(imported[0], served[0])
     pd.testing.assert_frame_equal(imported[1], served[1])
     assert imported[2] | {"device": url} == served[2] and served[2]["parse_failures"] == 0
+
+
+def test_a_pairwise_batch_is_the_served_run(server, tmp_path):
+    """Mode pairwise: each pair in both orders, named in its custom_id (o0 as drawn, o1 swapped); the imported
+    verdicts are the served run's, and the fake judge, which prefers the longer story in either order, is
+    position-consistent on every pair and picks the first story as often as the second."""
+    from storyeval.api import texts_table
+    from storyeval.judges.batch import export, rate_batch
+    from storyeval.judges.prompts import load_template
+    from storyeval.judges.rate import Settings, rate
+
+    texts = texts_table(CORPUS[:5] + ["Rain fell."], prompts=PROMPTS[:2] * 3,
+                        story_ids=["s1", "s/2", "s3", "s4", "s5", "s6"])
+    job, settings = (texts, CRITERIA, load_template("pairwise")), Settings(mode="pairwise", batch_size=4)
+    served = rate(*job, server[0], settings, served="judge-7b")
+    prompts = tmp_path / "prompts.jsonl"
+    assert export(prompts, *job, settings, served="judge-7b", dataset="mine") == 2 * 3 * 2 * 2  # prompts x pairs
+    names = [json.loads(line)["custom_id"] for line in prompts.read_text().splitlines()]
+    assert names[0].startswith("mine/s1 vs s3/Flow/pairwise/o0/")
+    assert names[2].startswith("mine/s1 vs s3/Flow/pairwise/o1/")
+    imported = rate_batch(*job, answer_batch(prompts, tmp_path / "results.jsonl"), settings, served="judge-7b",
+                          dataset="mine")
+    pd.testing.assert_frame_equal(imported[0], served[0])
+    pd.testing.assert_frame_equal(imported[1], served[1])
+    assert served[2]["pairs"] == 6 and served[2]["position_consistency"] == 1 and served[2]["first_share"] == 0.5
+    longest = texts.set_index("story_id")["story"].str.len().groupby(texts.set_index("story_id")["prompt_id"]).idxmax()
+    assert (served[0].loc[list(longest), "Flow"] == 1).all()  # wins both its pairs
 
 
 def test_the_command_line_exports_and_imports(job, tmp_path, capsys):

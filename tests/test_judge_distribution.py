@@ -153,6 +153,8 @@ def test_the_workflow_writes_each_expected_judges_distances(tmp_path, hanna_mirr
     assert list(table["stories"]) == [len(stories) // 2] * 2
     assert table["distance"].to_numpy() == pytest.approx(expected["distance"].to_numpy())
     assert table["raters_loo_distance"].to_numpy() == pytest.approx(expected["raters_loo_distance"].to_numpy())
+    page = (tmp_path / "results/mine/computed/report/judge_distribution.html").read_text(encoding="utf-8")
+    assert '<p class="caption">The LLM judges run in mode expected' in page and "Raters loo distance" in page
 
 
 @pytest.mark.parametrize("raters", [True, False])
@@ -172,4 +174,5 @@ def test_a_dataset_with_raters_and_a_judge_in_mode_expected_wants_the_table(rate
             return {"raters": raters}
 
     assert judges.distribution_jobs(Judged(), "wp200") == [("tiny", "geval")]
-    assert judges.targets(Judged(), "wp200") == ["results/wp200/computed/judge_distribution.csv"] * raters
+    assert judges.targets(Judged(), "wp200") == ["results/wp200/computed/judge_distribution.csv",
+                                                 "results/wp200/computed/report/judge_distribution.html"] * raters

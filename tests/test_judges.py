@@ -138,7 +138,8 @@ def test_bad_input_is_one_line(judge_folder):
         storyeval.judge(STORIES, criteria=["Plot"], model=str(judge_folder))
     with pytest.raises(InputError, match="tacl-1: it reads the prompt.*fix: use a template that does not"):
         storyeval.judge(STORIES, criteria=["Coherence"], model=str(judge_folder), template="tacl-1")
-    with pytest.raises(InputError, match="no template 'tacl-9'; fix: use one of geval, tacl-1"):
+    with pytest.raises(InputError, match="no template 'tacl-9'; fix: use one of geval, pairwise, pairwise-stories, "
+                                         "tacl-1"):
         storyeval.judge(STORIES, criteria=["Coherence"], model=str(judge_folder), template="tacl-9")
     with pytest.raises(InputError, match="judge: cannot load"):
         storyeval.judge(STORIES, criteria=["Coherence"], model=str(Path(judge_folder).parent))
@@ -224,7 +225,9 @@ def test_a_pinned_judge_is_the_commit_its_folder_records(judge_folder, tmp_path)
      "line 1, user has no {criterion} (nor {description}): every criterion would get the same prompt; fix: place"),
     ('task: null\nuser: |-\n  Rate {criterion}.\n\n  Story: {story}\n  Answer as {"score": 3}.\nanswer: "Rating:"\n',
      "line 6, user has '{\"score\": 3}.', not a field (criterion, description, guidelines, prompt, reference, "
-     "story); fix: double a literal brace ({{ and }}"),
+     "story, story_a, story_b); fix: double a literal brace ({{ and }}"),
+    ('user: "{story} and {story_b}, {criterion}"\nanswer: "Better:"\n',
+     "line 1, user places story, story_b; fix: place {story} to rate one story, or {story_a} and {story_b}"),
     ('user: "{story} {criterion} }"\nanswer: "Rating:"\n', "line 1, user has '}', not a field"),
     ('user: "{story} {criterion}"\nanswer: "{story}:"\n', "line 2, answer has '{story}:', not a field "
                                                           "(criterion, description)"),
@@ -278,7 +281,10 @@ def test_judge_settings_are_bounded_before_loading(tmp_path):
                               ({"batch_size": "8"}, "judge: batch_size='8': '8' is not of type 'integer'; fix: pass an "
                                                     "integer from 1 to 4096"),
                               ({"mode": "sample"}, "judge: mode='sample': 'sample' is not one of ['expected', "
-                                                   "'generate']; fix: pass one of expected, generate")]:
+                                                   "'generate', 'pairwise']; fix: pass one of expected, generate, "
+                                                   "pairwise"),
+                              ({"pairs": 0}, "judge: pairs=0: 0 is less than the minimum of 1; fix: pass one of "
+                                             "auto, all or an integer from 1 to 1000")]:
         with pytest.raises(InputError, match=re.escape(message)):
             storyeval.judge(STORIES, criteria=["Coherence"], model=str(tmp_path / "absent"), **settings)
 

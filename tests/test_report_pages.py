@@ -113,7 +113,9 @@ POOLED_SHAPE = {"levels": ["story"], "systems": False, "subset": False}
 HANNA_ONLY = ["Human reference stories", "TACL", "†", "Houairi & Thiounn's Tab. 2", "of HANNA's scores",
               "Fig. 27-32", "averaged over the prompts", "system level:", "(system level)", "item:"]
 NOT_OWN = ("workflow.rst", "audit.rst", "storyer_evaluation.rst", "storyer_training.rst",  # HANNA's or StoryER's
-           "benchmark.rst", "audit_datasets.rst")  # every dataset's
+           "benchmark.rst", "audit_datasets.rst",  # every dataset's
+           "judge_distribution.rst", "judge_pairwise.rst",  # the LLM judges' own pages, only where judges are
+           "released_judges.rst")
 
 
 def filled_captions(facts: dict) -> str:

@@ -135,6 +135,27 @@ def tiny_judge(folder: Path, seed: int = 0, chat: bool = False, n_positions: int
     return folder
 
 
+def tiny_pair_judge(folder: Path, bias: float = 0.0, seed: int = 0) -> Path:
+    """tiny_judge (with a chat template) whose answer after the pairwise template's opening leans `bias` logits
+    towards A, the first story (negative: B): the final layer norm's bias moved along the two labels' (tied) output
+    embeddings' difference, so that every prompt's logit of A minus B grows by `bias` (a planted position bias)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from storyeval.judges.prompts import load_template, prompt_text
+    from storyeval.judges.rate import PAIR_LABELS, answer_position
+
+    tiny_judge(folder, seed=seed, chat=True)
+    tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModelForCausalLM.from_pretrained(folder)
+    row = {"prompt": "p", "story_a": "a", "story_b": "b"}
+    text, special = prompt_text(tokenizer, load_template("pairwise"), row, "Plot", {"Plot": "the plot"})
+    first, second = answer_position(tokenizer, text, special, PAIR_LABELS)[1]
+    with torch.no_grad():
+        direction = model.lm_head.weight[first] - model.lm_head.weight[second]
+        model.transformer.ln_f.bias += bias * direction / direction.dot(direction)
+    model.save_pretrained(folder)
+    return folder
+
+
 def completions_server(complete):
     """A minimal OpenAI-compatible /v1/completions on the loopback address (serve_forever it from a thread):
     `complete(prompt, request)` gives (the choice, its prompt tokens) of each prompt of a request, text or token

@@ -280,32 +280,37 @@ def judge(stories: Texts, *, criteria: Sequence[str] | dict[str, str], model: st
           story_ids: Sequence | None = None, revision: str | None = None, device: str | None = None,
           batch_size: int = 8, batch_tokens: int = 8192, max_new_tokens: int = 32, dtype: str = "auto",
           served: str | None = None, tokenizer: str | None = None, top_logprobs: int = 20, truncate: str = "none",
-          max_length: int | None = None, cache: str | None = None) -> pd.DataFrame:
+          max_length: int | None = None, cache: str | None = None, pairs: str | int = "auto", ties: str = "flip",
+          pair_score: str = "win_rate", seed: int = 20221012) -> pd.DataFrame:
     """Ratings 1-5 of an LLM judge (`storyeval.judges.rate`), one column per criterion, one row per story: the
     numbers of the workflow's judge job with the same template and settings (config `judges`).
 
     `criteria`: HANNA criterion names (rated with HANNA's definitions; one name: that criterion) or {name:
     definition}; `model`: a Hugging Face causal LM (folder or hub id, `revision` pins a hub id); `mode`: expected
-    (G-Eval's probability-weighted rating) or generate (the greedy answer, parsed; NaN where it holds no rating);
-    `template`: a file of storyeval/judges/templates (default tacl-1 with `prompts`, geval without) or a .yaml
+    (G-Eval's probability-weighted rating), generate (the greedy answer, parsed; NaN where it holds no rating) or
+    pairwise (two stories of a prompt compared in both orders, `pairs` drawn with `seed`, verdicts under the tie
+    rule `ties` turned into each story's `pair_score`; storyeval.judges.pairwise); `template`: a file of
+    storyeval/judges/templates (default tacl-1 with `prompts`, geval without; pairwise, pairwise-stories) or a .yaml
     path. A `model` URL is an OpenAI-compatible server (storyeval.judges.http): `served` names its model,
     `tokenizer` a local copy of its tokenizer, `top_logprobs` how many next tokens mode expected reads. A prompt
     past the window (`max_length`, default the model's) is left out (`truncate` none: NaN) or its story cut (head,
     middle; storyeval.judges.window). Every NaN is counted in one logged line and in the frame's `attrs`
-    (parse_failures, past_window, truncated). `cache`: a file of answers kept between calls (storyeval.judges.cache;
-    the workflow's judges.cache). Settings outside storyeval.parameters.JUDGE's ranges are refused before anything
-    loads.
+    (parse_failures, past_window, truncated; mode pairwise adds pairs, position_consistency, first_share).
+    `cache`: a file of answers kept between calls (storyeval.judges.cache; the workflow's judges.cache). Settings
+    outside storyeval.parameters.JUDGE's ranges are refused before anything loads.
     """
-    from storyeval.judges.prompts import load_template
+    from storyeval.judges.prompts import default_template, load_template
     from storyeval.judges.rate import Settings, rate
 
     settings = {"mode": mode, "batch_size": batch_size, "batch_tokens": batch_tokens, "max_new_tokens": max_new_tokens,
-                "dtype": dtype, "top_logprobs": top_logprobs, "truncate": truncate, "max_length": max_length}
+                "dtype": dtype, "top_logprobs": top_logprobs, "truncate": truncate, "max_length": max_length,
+                "pairs": pairs, "ties": ties, "pair_score": pair_score, "seed": seed}
     check_parameters(settings, JUDGE, "judge:")
     criteria = named_criteria(criteria)
     texts = texts_table(stories, references=references, prompts=prompts, story_ids=story_ids, name="judge")
-    chosen = load_template(template or ("geval" if prompts is None else "tacl-1"))
+    chosen = load_template(template or default_template(prompts is not None, mode))
     scores, _, run = rate(texts, dict(criteria), chosen, model, Settings(**settings), revision, device, served=served,
                           tokenizer=tokenizer, cache=cache)
-    scores.attrs = {key: run[key] for key in ("parse_failures", "past_window", "truncated")}  # also logged, one line
+    kept = ("parse_failures", "past_window", "truncated", "pairs", "position_consistency", "first_share")
+    scores.attrs = {key: run[key] for key in kept if key in run}  # also logged, one line
     return scores

@@ -109,7 +109,11 @@ METRICS: dict[str, dict[str, dict]] = {
 
 # The settings of an LLM judge (config `judges`, storyeval.judges.rate.Settings, api.judge).
 JUDGE: dict[str, dict] = {
-    "mode": choice("expected", "generate"),
+    "mode": choice("expected", "generate", "pairwise"),
+    "pairs": {"anyOf": [choice("auto", "all"), integer(1, 1000)]},  # mode pairwise: random cycles per prompt
+    "ties": choice("flip", "average"),
+    "pair_score": choice("win_rate", "bradley_terry"),
+    "seed": SEED,
     "batch_size": BATCH,
     "batch_tokens": TOKENS,
     "max_new_tokens": integer(1, 4096),
@@ -134,6 +138,8 @@ def wanted(fragment: Mapping) -> str:
         return fragment["description"]
     if "enum" in fragment:
         return "one of " + ", ".join(map(str, fragment["enum"]))
+    if "anyOf" in fragment:
+        return " or ".join(map(wanted, fragment["anyOf"]))
     if "items" in fragment and fragment.get("type") != "object":
         return f"a list, each {wanted(fragment['items'])}" + ("; or null" if "null" in fragment["type"] else "")
     kinds = fragment["type"] if isinstance(fragment["type"], list) else [fragment["type"]]
@@ -165,4 +171,5 @@ def check(params: Mapping, table: Mapping[str, dict], where: str) -> None:
         if error is not None:  # named down to the offending item or option, with what it accepts
             key = name + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error.absolute_path)
             shown = repr(error.instance) if len(repr(error.instance)) <= 40 else repr(error.instance)[:40] + "..."
-            raise InputError(f"{where} {key}={shown}: {error.message[:120]}; fix: pass {wanted(error.schema)}")
+            accepted = table[name] if "anyOf" in table[name] else error.schema  # a choice of forms: all of them
+            raise InputError(f"{where} {key}={shown}: {error.message[:120]}; fix: pass {wanted(accepted)}")

@@ -79,6 +79,7 @@ rule about_dataset:
         ratings="results/{dataset}/data/rater_ratings.csv",
         registry="results/{dataset}/{scoreset}/metrics.csv",
         left_out=lambda wildcards: workflow_judges.left_out_file(wildcards.dataset, wildcards.scoreset),
+        pairwise=lambda wildcards: workflow_judges.pairwise_file(RUN, wildcards.dataset, wildcards.scoreset),
         warnings=lambda wildcards: workflow_metrics.warnings_file(wildcards.dataset, wildcards.scoreset),
     output:
         text="results/{dataset}/{scoreset}/report/about.rst",

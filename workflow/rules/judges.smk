@@ -103,8 +103,16 @@ rule judge_distribution:
         details=lambda wildcards: workflow_judges.outputs(
             RUN, wildcards.textset, "details", workflow_judges.distribution_jobs(RUN, wildcards.textset)
         ),
+        caption=caption_file("judge_distribution"),
     output:
-        workflow_judges.DISTRIBUTION.replace("{dataset}", "{textset}"),
+        csv=workflow_judges.DISTRIBUTION.replace("{dataset}", "{textset}"),
+        page=report_entry(
+            workflow_judges.DISTRIBUTION_PAGE.replace("{dataset}", "{textset}"),
+            "judge_distribution",
+            "Tables",
+            table_labels("judge_distribution"),
+            category=lambda wildcards: f"{wildcards.textset}, computed scores",
+        ),
     log:
         "logs/judge_distribution/{textset}.log",
     conda:
@@ -118,6 +126,40 @@ rule judge_distribution:
 
 localrules:
     judge_distribution,
+
+
+# The pairwise judges' verdicts (storyeval.judges.pairwise): position consistency, the first position's share of
+# the verdicts, ties under the tie rule, and pairwise accuracy with ties against the humans' pairs.
+rule judge_pairwise:
+    input:
+        human="results/{textset}/data/human_scores.csv",
+        details=lambda wildcards: workflow_judges.outputs(
+            RUN, wildcards.textset, "details", workflow_judges.mode_jobs(RUN, wildcards.textset, "pairwise")
+        ),
+        caption=caption_file("judge_pairwise"),
+    output:
+        csv=workflow_judges.PAIRWISE.replace("{dataset}", "{textset}"),
+        page=report_entry(
+            workflow_judges.PAIRWISE_PAGE.replace("{dataset}", "{textset}"),
+            "judge_pairwise",
+            "Tables",
+            table_labels("judge_pairwise"),
+            category=lambda wildcards: f"{wildcards.textset}, computed scores",
+        ),
+    log:
+        "logs/judge_pairwise/{textset}.log",
+    conda:
+        CORE_ENV
+    params:
+        sources=script_digest("judge_pairwise.py"),
+        jobs=lambda wildcards: workflow_judges.mode_jobs(RUN, wildcards.textset, "pairwise"),
+        ties=JUDGES["ties"],
+    script:
+        "../scripts/judge_pairwise.py"
+
+
+localrules:
+    judge_pairwise,
 
 
 if config["shards"]["stories"]:

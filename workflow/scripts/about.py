@@ -29,6 +29,11 @@ if snakemake.params.gaps:  # a table's ratings nobody gave, counted per criterio
 for path in snakemake.input.left_out:  # judge columns without enough ratings (storyeval.judges.gaps)
     note = left_out_note(read_table(path, LEFT_OUT))
     text = text.rstrip("\n") + (f" {note}\n" if note else "\n")
+for path in snakemake.input.pairwise:  # pairwise judges' position bias (storyeval.judges.pairwise)
+    biased = read_table(path, ["judge", "template", "criterion", "first_p", "position"])
+    said = "; ".join(f"{row.judge} {row.criterion} ({row.template}) {row.position}"
+                     for row in biased[biased["first_p"] < 0.05].itertuples())
+    text = text.rstrip("\n") + (f" Pairwise judges with a position bias: {said}.\n" if said else "\n")
 for path in snakemake.input.warnings:  # metric jobs' documented fallbacks (ROUGE's 0 for a script it cannot read)
     warned = read_table(path, ["metric", "warning"])
     if len(warned):

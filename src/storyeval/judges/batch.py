@@ -3,10 +3,11 @@ body a served judge sends, `storyeval.judges.http`, with one prompt), run by any
 OpenAI's Batch API) on any machine, and its results imported into the three results a served run gives (the same
 reply reading and `rate.finish`).
 
-Each request's custom_id names its dataset, story, criterion, template and story order (o0; pairwise mode will
-add o1) and ends in a hash of its body, so the import rebuilds the job's requests and refuses, in one line naming
-the results file and line, a results line it did not send (an unknown id), one whose body hash differs (the
-texts, template, criteria or settings changed since the export), a repeated one and a request without a line.
+Each request's custom_id names its dataset, story (mode pairwise: the pair, "a vs b"), criterion, template and
+the stories' order (o0; mode pairwise: o0 the pair as drawn, o1 swapped) and ends in a hash of its body, so the
+import rebuilds the job's requests and refuses, in one line naming the results file and line, a results line it
+did not send (an unknown id), one whose body hash differs (the texts, template, criteria or settings changed
+since the export), a repeated one and a request without a line.
 A line with an error or a non-200 status is a parse failure of its prompt, its reason stated, never a stop.
 
     python -m storyeval.judges.batch export --texts T --dataset D --criteria C... --served M prompts.jsonl
@@ -29,7 +30,7 @@ from storyeval.judges.http import local_tokenizer, rate_replies, request_body, s
 from storyeval.judges.prompts import Template
 
 URL = "/v1/completions"
-ORDER = "o0"  # the stories' order in the prompt: one story now; pairwise mode will ask both orders (o0, o1)
+ORDER = "o0"  # the stories' order in the prompt: one story; mode pairwise asks both orders (o0, o1)
 REFUSED_FIX = "fix: export again (python -m storyeval.judges.batch export) and run that batch"
 
 
@@ -37,32 +38,37 @@ def body_hash(body: dict) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def custom_id(dataset: str, story, criterion: str, template: str, body: dict) -> str:
+def custom_id(dataset: str, story, criterion: str, template: str, body: dict, order: str = ORDER) -> str:
     """dataset/story/criterion/template/order/body hash, each name percent-quoted so that "/" splits them."""
-    names = "/".join(quote(str(name), safe=" ") for name in (dataset, story, criterion, template, ORDER))
+    names = "/".join(quote(str(name), safe=" ") for name in (dataset, story, criterion, template, order))
     return f"{names}/{body_hash(body)}"
 
 
 def job_requests(texts: pd.DataFrame, criteria: dict[str, str], template: Template, settings, served: str | None,
                  tokenizer: str | None, dataset: str, key: str):
-    """((local tokenizer, what each prompt sends, the prompts), {prompt index: its batch request}) of the prompts
-    within the window: exactly what a served run of the job asks, one prompt a request."""
+    """((local tokenizer, what each prompt sends, the prompts), {prompt index: its batch request}, the pairs drawn
+    or None) of the prompts within the window: exactly what a served run of the job asks, one prompt a request."""
+    from storyeval.judges.rate import asked_rows, check
+
+    check(settings, template, key)
+    rows, drawn = asked_rows(texts, settings)
     local = local_tokenizer(tokenizer)
-    sent, prompts = served_prompts(texts, criteria, template, local, settings, key)
+    sent, prompts = served_prompts(rows, criteria, template, local, settings, key)
     base = request_body(settings, served)
     requests = {}
     for k in prompts.run:
         body = base | {"prompt": sent[k]}
-        requests[k] = {"custom_id": custom_id(dataset, prompts.story_id[k], prompts.criterion[k], template.name, body),
-                       "method": "POST", "url": URL, "body": body}
-    return (local, sent, prompts), requests
+        name = custom_id(dataset, prompts.story_id[k], prompts.criterion[k], template.name, body,
+                         prompts.order[k] or ORDER)
+        requests[k] = {"custom_id": name, "method": "POST", "url": URL, "body": body}
+    return (local, sent, prompts), requests, drawn
 
 
 def export(path: str | Path, texts: pd.DataFrame, criteria: dict[str, str], template: Template, settings,
            served: str | None = None, tokenizer: str | None = None, dataset: str = "dataset",
            key: str = "judge") -> int:
     """Write the job's requests to `path` (OpenAI batch input JSONL); the number written."""
-    _, requests = job_requests(texts, criteria, template, settings, served, tokenizer, dataset, key)
+    _, requests, _ = job_requests(texts, criteria, template, settings, served, tokenizer, dataset, key)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text("".join(json.dumps(request) + "\n" for request in requests.values()), encoding="utf-8")
     return len(requests)
@@ -135,10 +141,13 @@ def rate_batch(texts: pd.DataFrame, criteria: dict[str, str], template: Template
                key: str = "judge", partial: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """`storyeval.judges.http.rate_http`'s three results from the batch results file `results` (module docstring)
     instead of a server: the same table a served run with the same replies gives."""
-    built, requests = job_requests(texts, criteria, template, settings, served, tokenizer, dataset, key)
+    from storyeval.judges.rate import scored
+
+    built, requests, drawn = job_requests(texts, criteria, template, settings, served, tokenizer, dataset, key)
     replies = read_results(results, {k: request["custom_id"] for k, request in requests.items()}, partial)
-    return rate_replies(texts, criteria, template, settings, built, lambda todo: (([k], replies[k]) for k in todo),
-                        f"batch {results}", key)
+    details, run = rate_replies(criteria, template, settings, built, lambda todo: (([k], replies[k]) for k in todo),
+                                f"batch {results}", key)
+    return scored(texts, criteria, details, run, settings, key, drawn)
 
 
 def read_texts(path: str) -> pd.DataFrame:
@@ -164,7 +173,7 @@ def read_texts(path: str) -> pd.DataFrame:
 def main(argv: list[str] | None = None) -> int:
     from storyeval.api import named_criteria
     from storyeval.io import write_csv
-    from storyeval.judges.prompts import load_template
+    from storyeval.judges.prompts import default_template, load_template
     from storyeval.judges.rate import Settings
     from storyeval.parameters import JUDGE
     from storyeval.parameters import check as check_parameters
@@ -180,21 +189,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--served", help="the model name the batch runner serves (each request's model)")
     parser.add_argument("--tokenizer", help="a local copy of its tokenizer: prompts as token ids")
     for name, kind, default in (("mode", str, "expected"), ("max_new_tokens", int, 32), ("top_logprobs", int, 20),
-                                ("truncate", str, "none"), ("max_length", int, None)):  # the judges section's
+                                ("truncate", str, "none"), ("max_length", int, None), ("ties", str, "flip"),
+                                ("pair_score", str, "win_rate"), ("seed", int, 20221012)):  # the judges section's
         parser.add_argument("--" + name.replace("_", "-"), type=kind, default=default)
+    parser.add_argument("--pairs", type=lambda text: int(text) if text.isdigit() else text, default="auto",
+                        help="mode pairwise: auto, all or a number of random cycles per prompt")
     args = parser.parse_args(argv)
     try:
         if len(args.files) != {"export": 1, "import": 2}[args.action]:
             raise InputError(f"{args.action}: files {' '.join(args.files)}; fix: " + (
                 "export PROMPTS.jsonl" if args.action == "export" else "import RESULTS.jsonl SCORES.csv"))
         settings = {name: getattr(args, name) for name in ("mode", "max_new_tokens", "top_logprobs", "truncate",
-                                                           "max_length")}
+                                                           "max_length", "pairs", "ties", "pair_score", "seed")}
         check_parameters(settings, JUDGE, f"judge {args.action}:")
         own = dict(item.split("=", 1) for item in args.criteria if "=" in item)
         criteria = named_criteria([item for item in args.criteria if "=" not in item]) | own
         texts = read_texts(args.texts)
         prompted = "prompt" in texts and texts["prompt"].notna().all()
-        template = load_template(args.template or ("tacl-1" if prompted else "geval"))  # as storyeval.judge
+        template = load_template(args.template or default_template(prompted, args.mode))  # as storyeval.judge
         job = (texts, criteria, template)
         options = {"served": args.served, "tokenizer": args.tokenizer, "dataset": args.dataset}
         if args.action == "export":

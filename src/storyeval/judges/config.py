@@ -59,8 +59,10 @@ def settings(config: Mapping, judge: str) -> dict:
     over the judges section's)."""
     section, model = config["judges"], config["judges"]["models"][judge]
     own = {key: model[key] if model.get(key) is not None else section.get(key) for key in OWN}
-    shared = ("batch_size", "batch_tokens", "max_new_tokens", "dtype", "top_logprobs")
-    return {key: value for key, value in own.items() if value is not None} | {key: section[key] for key in shared}
+    shared = ("batch_size", "batch_tokens", "max_new_tokens", "dtype", "top_logprobs", "pairs", "ties", "pair_score",
+              "seed")
+    return ({key: value for key, value in own.items() if value is not None}
+            | {key: section[key] for key in shared if key in section})
 
 
 def check_judges(config: Mapping) -> None:
@@ -99,6 +101,14 @@ def check_judges(config: Mapping) -> None:
             raise InputError(f"{key}.criteria: missing; fix: give each criterion the judges rate with its "
                              "definition, e.g. criteria: {Coherence: how much the story makes sense}")
         texts = describe(dataset, name).texts
+        for judge, template in jobs(config, name):
+            mode = settings(config, judge).get("mode", "expected")
+            if load_template(template_spec(config, template)).pairwise != (mode == "pairwise"):
+                raise InputError(f"{key}: judge {judge} (mode {mode}) with template {template}, which "
+                                 f"{'compares two stories' if mode != 'pairwise' else 'rates one story'}; fix: give "
+                                 f"{key}.templates " + ("pairwise templates (pairwise, pairwise-stories) and judges "
+                                                        "in mode pairwise" if mode == "pairwise" else
+                                                        "templates that rate one story, or the judge mode pairwise"))
         for spec in entry.get("templates") or section["templates"]:
             lacking = sorted(load_template(spec).needs - texts)
             if lacking:

@@ -55,6 +55,11 @@ def raw_answers(details: pd.DataFrame, criterion: str, k: int = 3) -> list[str]:
     return [text if len(text) <= 80 else text[:77] + "..." for text in texts[:k]]
 
 
+def answers_text(details: pd.DataFrame, criterion: str) -> str:
+    """`raw_answers` as a table cell: quoted, comma-separated ("No answer.", "No answer.")."""
+    return json.dumps(raw_answers(details, criterion), ensure_ascii=False)[1:-1]
+
+
 def left_out(scores: pd.DataFrame, details: pd.DataFrame, registry: pd.DataFrame) -> pd.DataFrame:
     """LEFT_OUT rows of one judge job's columns (`scores`: story_id and one column per slug; `registry`: slug,
     label, criterion) with fewer than MIN_CELLS ratings; the reason is the commonest failure of its prompts."""
@@ -69,7 +74,7 @@ def left_out(scores: pd.DataFrame, details: pd.DataFrame, registry: pd.DataFrame
         counts = failure_count(own)
         reason = max(counts, key=counts.get) if counts else NO_RATING
         rows.append([entry.slug, entry.label, rated, len(scores),
-                     json.dumps(raw_answers(details, entry.criterion), ensure_ascii=False)[1:-1],
+                     answers_text(details, entry.criterion),
                      reason, FIXES.get(reason, FIXES[NO_RATING])])
     return pd.DataFrame(rows, columns=LEFT_OUT)
 

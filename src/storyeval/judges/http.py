@@ -7,7 +7,8 @@ position, exactly what the in-process judge reads (`storyeval.judges.rate`); wit
 in the reply's opening. Mode expected asks for the `top_logprobs` most likely next tokens and weights the ratings
 by the probabilities of the tokens among them that read 1-5 (G-Eval, Liu et al. 2023), renormalised over them (the
 judge's distribution, p1..p5 in the details); a prompt whose top tokens hold no rating is NaN, counted as a parse
-failure. Mode generate parses the greedy answer
+failure. Mode pairwise reads the tokens A and B the same way (P(the first story is better)). Mode generate parses
+the greedy answer
 (`storyeval.judges.parse`). A malformed reply (an {"error": ...} body, fewer choices than prompts, a choice
 without text or logprobs) is a parse failure of the prompts it concerns, its reason in the details; a server that
 does not answer at all stops the job with one line. Prompt tokens are the server's count (`usage.prompt_tokens`).
@@ -27,7 +28,7 @@ from storyeval.judges import window
 from storyeval.judges.gaps import MISSING_CHOICE, NO_RATING, SERVER
 from storyeval.judges.parse import parse_rating
 from storyeval.judges.prompts import Template, prompt_text
-from storyeval.judges.rate import RATINGS
+from storyeval.judges.rate import RATING_LABELS, RATINGS, label_columns
 
 STOPS = (401, 403, 404, 405)  # a wrong URL or access: every request would fail alike
 
@@ -55,15 +56,16 @@ def post(url: str, payload: dict, timeout: float, key: str) -> dict:
                          "URL (an OpenAI-compatible base URL ending in /v1)") from error
 
 
-def distribution_from_top(top: dict[str, float]) -> tuple[np.ndarray, float]:
-    """(p(rating 1..5) renormalised over the top tokens that read a rating, NaN where none does; their mass) from
-    one position's {token text: logprob}."""
-    probabilities = np.zeros(len(RATINGS))
+def distribution_from_top(top: dict[str, float], labels: tuple[str, ...] = RATING_LABELS
+                          ) -> tuple[np.ndarray, float]:
+    """(p(label), the ratings 1..5 or A and B, renormalised over the top tokens that read a label, NaN where none
+    does; their mass) from one position's {token text: logprob}."""
+    probabilities = np.zeros(len(labels))
     for token, logprob in (top or {}).items():
-        if token.strip() in {str(r) for r in RATINGS}:
-            probabilities[int(token.strip()) - 1] += np.exp(logprob)
+        if token.strip() in labels:
+            probabilities[labels.index(token.strip())] += np.exp(logprob)
     mass = probabilities.sum()
-    return (probabilities / mass if mass > 0 else np.full(len(RATINGS), np.nan)), float(mass)
+    return (probabilities / mass if mass > 0 else np.full(len(labels), np.nan)), float(mass)
 
 
 def reply_choices(answer, size: int) -> tuple[list[dict | None], str, str]:
@@ -81,26 +83,25 @@ def reply_choices(answer, size: int) -> tuple[list[dict | None], str, str]:
     return chosen, MISSING_CHOICE, ""
 
 
-NO_DISTRIBUTION = np.full(len(RATINGS), np.nan)
-
-
-def read_choice(choice: dict, generate: bool) -> tuple[float, float, str, str, np.ndarray]:
-    """(value, rating mass, the answer as read, failure reason or "", p(rating 1..5)) of one choice; in mode
-    expected a failure's answer is its most likely next tokens."""
+def read_choice(choice: dict, generate: bool, labels: tuple[str, ...] = RATING_LABELS
+                ) -> tuple[float, float, str, str, np.ndarray]:
+    """(value, label mass, the answer as read, failure reason or "", p(label)) of one choice; in modes expected
+    and pairwise a failure's answer is its most likely next tokens."""
+    none = np.full(len(labels), np.nan)
     try:
         if generate:
             rating = parse_rating(choice["text"])
             value = np.nan if rating is None else float(rating)
-            return value, np.nan, choice["text"], NO_RATING * (rating is None), NO_DISTRIBUTION
+            return value, np.nan, choice["text"], NO_RATING * (rating is None), none
         top = choice["logprobs"]["top_logprobs"][0]
-        distribution, mass = distribution_from_top(top)
-        value = float(distribution @ RATINGS)
+        distribution, mass = distribution_from_top(top, labels)
+        value = float(distribution @ RATINGS if labels == RATING_LABELS else distribution[0])
         if np.isfinite(value):
             return value, mass, "", "", distribution
         likely = sorted(top or {}, key=lambda token: -top[token])[:3]
         return value, mass, "most likely next tokens: " + ", ".join(map(repr, likely)), NO_RATING, distribution
     except (KeyError, IndexError, TypeError, AttributeError, ValueError):
-        return np.nan, np.nan, json.dumps(choice, default=str)[:200], MISSING_CHOICE, NO_DISTRIBUTION
+        return np.nan, np.nan, json.dumps(choice, default=str)[:200], MISSING_CHOICE, none
 
 
 def served_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, local, settings, key: str):
@@ -109,7 +110,7 @@ def served_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Temp
 
     if local is not None:
         limit = window.room(settings.max_length, settings.extra(served=True), key)
-        prompts = build_prompts(texts, criteria, template, local, limit, settings.truncate)
+        prompts = build_prompts(texts, criteria, template, local, limit, settings.truncate, settings.labels)
         return prompts.ids, prompts
     if settings.truncate != "none" or settings.max_length is not None:
         raise InputError(f"{key}: truncate {settings.truncate} and max_length {settings.max_length} need the served "
@@ -120,7 +121,7 @@ def served_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Temp
         for criterion in criteria:
             text, _ = prompt_text(PlainText(), template, row._asdict(), criterion, criteria)
             for name, value in (("story_id", row.story_id), ("criterion", criterion), ("ids", []),
-                                ("rating_ids", []), ("cut", 0), ("fits", True)):
+                                ("rating_ids", []), ("cut", 0), ("fits", True), ("order", getattr(row, "order", ""))):
                 getattr(prompts, name).append(value)
             texts_sent.append(text)
     return texts_sent, prompts
@@ -136,7 +137,8 @@ def local_tokenizer(tokenizer: str | None):
 
 
 def request_body(settings, served: str | None) -> dict:
-    """A completions request's body without its prompt: greedy, one token and its top logprobs in mode expected."""
+    """A completions request's body without its prompt: greedy, one token and its top logprobs in modes expected and
+    pairwise."""
     generate = settings.mode == "generate"
     body = {"model": served, "temperature": 0, "max_tokens": settings.max_new_tokens if generate else 1}
     if not generate:
@@ -144,13 +146,14 @@ def request_body(settings, served: str | None) -> dict:
     return body
 
 
-def rate_replies(texts: pd.DataFrame, criteria: dict[str, str], template: Template, settings, built, replies,
-                 device: str, key: str, cache=None, signature=dict) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """`storyeval.judges.rate.rate`'s three results from a served judge's replies: `built` is (local tokenizer or
-    None, what each prompt sends, the prompts), `replies(todo)` yields (prompt indices, the server's answer) for
-    each request that asks the prompts `todo`, wherever they were answered (a server, a batch's results file)."""
-    from storyeval.judges.cache import DISTRIBUTION, AnswerCache
-    from storyeval.judges.rate import answered, finish
+def rate_replies(criteria: dict[str, str], template: Template, settings, built, replies, device: str, key: str,
+                 cache=None, signature=dict) -> tuple[pd.DataFrame, dict]:
+    """(details before `storyeval.judges.rate.scored`, what was run) from a served judge's replies: `built` is
+    (local tokenizer or None, what each prompt sends, the prompts), `replies(todo)` yields (prompt indices, the
+    server's answer) for each request that asks the prompts `todo`, wherever they were answered (a server, a
+    batch's results file)."""
+    from storyeval.judges.cache import AnswerCache
+    from storyeval.judges.rate import answered
 
     local, sent, prompts = built
     generate = settings.mode == "generate"
@@ -158,30 +161,33 @@ def rate_replies(texts: pd.DataFrame, criteria: dict[str, str], template: Templa
 
     def ask(todo: list[int]) -> pd.DataFrame:
         values, mass = np.full(len(sent), np.nan), np.full(len(sent), np.nan)
-        distribution = np.full((len(sent), len(RATINGS)), np.nan)
+        distribution = np.full((len(sent), len(settings.labels)), np.nan)
         answers, failure = [""] * len(sent), list(prompts.table()["failure"])
         for batch, answer in replies(todo):
             usage = answer.get("usage") if isinstance(answer, dict) else None
             tokens[0] += int((usage if isinstance(usage, dict) else {}).get("prompt_tokens") or 0)
             choices, reason, message = reply_choices(answer, len(batch))
             for k, choice in zip(batch, choices):
-                read = ((np.nan, np.nan, message, reason, NO_DISTRIBUTION) if choice is None
-                        else read_choice(choice, generate))
+                read = ((np.nan, np.nan, message, reason, np.full(len(settings.labels), np.nan)) if choice is None
+                        else read_choice(choice, generate, settings.labels))
                 values[k], mass[k], answers[k], failure[k], distribution[k] = read
-        expected = {"rating_mass": mass, **dict(zip(DISTRIBUTION, distribution.T))}
-        return pd.DataFrame({"value": values, "answer": answers, "failure": failure, **({} if generate else expected)})
+        if generate:
+            return pd.DataFrame({"value": values, "answer": answers, "failure": failure})
+        read = label_columns(distribution, settings.mode)
+        return pd.DataFrame({"value": read.pop("value"), "answer": answers, "failure": failure, "rating_mass": mass,
+                             **read})
 
     details, asked = answered(prompts, sent, ask, AnswerCache(cache), signature, template, settings, key, served=True)
     lengths = [np.nan] * len(sent) if local is None else list(map(len, sent))
-    scores, details, counts = finish(texts, criteria, details.assign(prompt_tokens=lengths), key)
-    return scores, details, {"forward_passes": asked, "cached": len(prompts.run) - asked, "prompt_tokens": tokens[0],
-                             **counts, "dtype": "served", "device": device}
+    return details.assign(prompt_tokens=lengths), {"forward_passes": asked, "cached": len(prompts.run) - asked,
+                                                   "prompt_tokens": tokens[0], "dtype": "served", "device": device}
 
 
 def rate_http(texts: pd.DataFrame, criteria: dict[str, str], template: Template, url: str, settings,
               served: str | None = None, tokenizer: str | None = None, timeout: float = 600,
-              key: str = "judge", cache=None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """`storyeval.judges.rate.rate`'s three results from a served judge (module docstring)."""
+              key: str = "judge", cache=None) -> tuple[pd.DataFrame, dict]:
+    """(details before `storyeval.judges.rate.scored`, what was run) of a served judge (module docstring) on the
+    rows `texts` (stories, or a pairwise job's presentations)."""
     local = local_tokenizer(tokenizer)
     sent, prompts = served_prompts(texts, criteria, template, local, settings, key)
     body = request_body(settings, served)
@@ -193,5 +199,5 @@ def rate_http(texts: pd.DataFrame, criteria: dict[str, str], template: Template,
 
     # the server chooses the dtype and device: the signature names the server
     signature = {"url": url, "served": served, "tokenizer": tokenizer}
-    return rate_replies(texts, criteria, template, settings, (local, sent, prompts), replies, url, key, cache,
+    return rate_replies(criteria, template, settings, (local, sent, prompts), replies, url, key, cache,
                         lambda: signature)

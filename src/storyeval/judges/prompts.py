@@ -6,6 +6,7 @@ A template is a YAML file (`templates/` of this package, or any path): `user`, t
 {criterion} or {description}; a literal brace is doubled, {{ }}); `answer`, the opening of the judge's reply
 (fields {criterion}, {description}), after which the rating token comes; `task`, the Eval-Prompt number of the
 TACL paper it follows (null for others); `label`. HANNA's criteria definitions are `templates/hanna-criteria.yaml`.
+A pairwise template (mode pairwise) places {story_a} and {story_b}, the two stories compared, instead of {story}.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from storyeval.configfiles import DataLoader
 from storyeval.errors import InputError
 
 TEMPLATES = Path(__file__).with_name("templates")
-FIELDS = {"criterion", "description", "prompt", "story", "reference", "guidelines"}
+PAIR_FIELDS = {"story_a", "story_b"}  # a pairwise template's two stories (storyeval.judges.pairwise)
+FIELDS = {"criterion", "description", "prompt", "story", "reference", "guidelines", *PAIR_FIELDS}
 TEXT_FIELDS = {"prompt", "story", "reference"}  # read from the text table
 ANSWER_FIELDS = {"criterion", "description"}
 
@@ -36,13 +38,23 @@ class Template:
 
     @property
     def needs(self) -> set[str]:
-        """The text columns its prompt reads."""
-        return fields(self.user) & TEXT_FIELDS
+        """The text columns its prompt reads (a pairwise template: the story, twice)."""
+        return fields(self.user) & TEXT_FIELDS | ({"story"} if self.pairwise else set())
+
+    @property
+    def reads(self) -> set[str]:
+        """The columns of a row its prompt reads (a pairwise job's row: story_a and story_b)."""
+        return fields(self.user) & (TEXT_FIELDS | PAIR_FIELDS)
+
+    @property
+    def pairwise(self) -> bool:
+        """It compares two stories ({story_a}, {story_b}: mode pairwise)."""
+        return PAIR_FIELDS <= fields(self.user)
 
     def message(self, row, criterion: str, criteria: dict[str, str]) -> str:
         guidelines = "\n".join(f"- {name}: {text}" for name, text in criteria.items())
         values = {"criterion": criterion, "description": criteria[criterion], "guidelines": guidelines}
-        values |= {column: row[column] for column in self.needs}
+        values |= {column: row[column] for column in self.reads}
         return self.user.format(**values)
 
 
@@ -104,9 +116,13 @@ def read_template(path: Path) -> Template:
             line = line_of(lines, key_lines[key], value, found[0])
             raise InputError(f"{path}: line {line}, {key} has {found[1]!r}, not a field ({', '.join(sorted(allowed))})"
                              "; fix: double a literal brace ({{ and }}, e.g. {{\"score\": 3}}) or name a field")
-    if "story" not in fields(user):
+    placed = fields(user) & (PAIR_FIELDS | {"story"})
+    if not placed:
         raise InputError(f"{path}: line {key_lines['user'] + 1}, user has no {{story}}: every story would get the "
                          "same prompt and the same rating; fix: place {story} where the story goes")
+    if placed not in ({"story"}, PAIR_FIELDS):
+        raise InputError(f"{path}: line {key_lines['user'] + 1}, user places {', '.join(sorted(placed))}; fix: place "
+                         "{story} to rate one story, or {story_a} and {story_b} (without {story}) to compare two")
     if not {"criterion", "description"} & (fields(user) | fields(answer)):
         raise InputError(f"{path}: line {key_lines['user'] + 1}, user has no {{criterion}} (nor {{description}}): "
                          "every criterion would get the same prompt; fix: place {criterion} where the rated "
@@ -122,6 +138,13 @@ def load_template(name: str) -> Template:
         raise InputError(f"judges.templates: no template {name!r}; fix: use one of {', '.join(available())} "
                          "or the path of a .yaml file with `user` and `answer`")
     return read_template(path)
+
+
+def default_template(prompted: bool, mode: str = "expected") -> str:
+    """The template a judge uses unless told: the stories' prompt read where they have one."""
+    if mode == "pairwise":
+        return "pairwise" if prompted else "pairwise-stories"
+    return "tacl-1" if prompted else "geval"
 
 
 @cache

@@ -51,18 +51,21 @@ def cut_story(tokenizer, story: str, keep: int, policy: str) -> str:
 
 
 def fit(render, tokenizer, row: dict, limit: int | None, policy: str) -> tuple[list, list, int, bool]:
-    """(prompt ids, rating ids, story tokens cut, fits) of `row` within `limit` prompt tokens; where the policy
-    leaves it out (fits False) the ids are the whole prompt's. `render(row)` gives (ids, rating ids) of a row."""
-    whole = ids, ratings = render(row)
+    """(prompt ids, label ids, story tokens cut, fits) of `row` within `limit` prompt tokens; where the policy
+    leaves it out (fits False) the ids are the whole prompt's. `render(row)` gives (ids, label ids) of a row. A
+    pairwise row's two stories (story_a, story_b) are cut to the same number of tokens at most."""
+    whole = ids, labels = render(row)
     if limit is None or len(ids) <= limit:
-        return ids, ratings, 0, True
+        return ids, labels, 0, True
     if policy == "none":
         return *whole, 0, False
-    total = len(tokenizer(row["story"], add_special_tokens=False)["input_ids"])
-    keep = total - (len(ids) - limit)
+    names = [name for name in ("story", "story_a", "story_b") if name in row and isinstance(row[name], str)]
+    lengths = {name: len(tokenizer(row[name], add_special_tokens=False)["input_ids"]) for name in names}
+    keep = max(lengths.values()) - -(len(ids) - limit) // -len(names)  # the excess shared out, rounded up
     while keep > 0:
-        ids, ratings = render(row | {"story": cut_story(tokenizer, row["story"], keep, policy)})
+        cut = {name: cut_story(tokenizer, row[name], keep, policy) for name in names if lengths[name] > keep}
+        ids, labels = render(row | cut)
         if len(ids) <= limit:
-            return ids, ratings, total - keep, True
-        keep -= len(ids) - limit
+            return ids, labels, sum(lengths[name] - keep for name in cut), True
+        keep -= -(len(ids) - limit) // -len(names)
     return *whole, 0, False

@@ -67,6 +67,10 @@ TABLES = {  # name -> (number or name in the papers, title of the table), in the
     "storyer_evaluation_table": ("StoryER", "Learned StoryER-style evaluator beside the reference-free metrics"),
     "storyer_loss_history": ("StoryER", "Learned StoryER-style evaluator: mean training loss per epoch"),
     "computation_times": ("Times", "Computation time per metric job, in total and per story"),
+    "judge_pairwise": ("Judges", "Pairwise LLM judges: position bias, ties and pairwise accuracy against the humans"),
+    "judge_distribution": ("Judges", "LLM judges' distributions against the raters' histograms (1-Wasserstein)"),
+    "released_judges": ("Judges", "Released LLM judges measured as computed ones: missing ratings, distribution, "
+                                  "position"),
 }
 # How a ranking table says what ranked the metrics (config analysis.orientation, stats.ranking.ranked_r).
 ORIENTATION_NOTES = {"oriented": "ranked by r after orientation (a lower-is-better metric's r negated)",
@@ -92,6 +96,9 @@ TABLE_CAPTIONS = {
     "storyer_evaluation_table": "storyer_evaluation",
     "storyer_loss_history": "storyer_training",
     "computation_times": "computation_times",
+    "judge_pairwise": "judge_pairwise",
+    "judge_distribution": "judge_distribution",
+    "released_judges": "released_judges",
 }
 HEATMAPS = ("criteria", "metric_criteria", "metric_metric")
 # The meta tables for people (readable): {column: header}, and the groups whose first rows a page shows (with the

@@ -13,6 +13,10 @@ The raters' ceiling (`raters_loo_distance`), leave one rater out: on each story,
 against the histogram of the story's other raters; averaged over the story's raters, then over the stories as the
 judge's distance is. It is what one human's answer scores against the others. A judge can go below it: a point
 mass cannot match a spread histogram, a distribution can.
+
+A judge that rates each story several times (the personas of a Mixture of Personas, Harel-Canada et al. 2024) has
+the histogram of its ratings as its distribution (`histogram_agreement`); a rating between two scale points (3.5)
+keeps its place on the line, where the distance is measured.
 """
 
 from __future__ import annotations
@@ -46,19 +50,25 @@ def raters_loo_distance(ratings) -> float:
                           for k, rating in enumerate(ratings)]))
 
 
-def criterion_row(ratings: pd.DataFrame, judged: pd.DataFrame) -> dict:
-    """`distribution_agreement`'s numbers on one criterion (ratings: story_id, rating; judged: story_id, p1..p5)."""
+def to_raters(values, weights, rated) -> float:
+    """1-Wasserstein distance between a judge's distribution (mass `weights` on the ratings `values`; None: equal
+    masses) and the histogram of a story's ratings `rated`."""
+    return float(wasserstein_distance(values, RATINGS, weights, histogram(rated)))
+
+
+def criterion_row(ratings: pd.DataFrame, judged: pd.Series) -> dict:
+    """The agreement's numbers on one criterion (ratings: story_id, rating; judged: story_id -> the judge's
+    distribution as (values, weights), to_raters' arguments)."""
     ratings = ratings.dropna(subset=["rating"])
     if not ratings["rating"].isin(RATINGS).all():
         return {"stories": 0, "note": OFF_SCALE}
     rated = ratings.groupby("story_id")["rating"].agg(list)
     rated = rated[rated.map(len) >= 2]
-    judged = judged.dropna(subset=list(DISTRIBUTION)).set_index("story_id")[list(DISTRIBUTION)]
     shared = [story for story in rated.index if story in judged.index]
     if not shared:
         return {"stories": 0, "note": NONE_SHARED}
     return {"stories": len(shared), "note": "",
-            "distance": np.mean([distance(judged.loc[story], histogram(rated[story])) for story in shared]),
+            "distance": np.mean([to_raters(*judged[story], rated[story]) for story in shared]),
             "raters_loo_distance": np.mean([raters_loo_distance(rated[story]) for story in shared])}
 
 
@@ -68,6 +78,24 @@ def distribution_agreement(ratings: pd.DataFrame, judged: pd.DataFrame) -> pd.Da
     (module docstring). `ratings`: story_id, criterion, rating, one row per rater; `judged`: a judge job's details
     (story_id, criterion, p1..p5; a story without a distribution, NaN or a file that predates them, is left out)."""
     judged = judged.reindex(columns=["story_id", "criterion", *DISTRIBUTION])
-    rows = [{"criterion": criterion, **criterion_row(ratings[ratings["criterion"] == criterion], own)}
-            for criterion, own in judged.groupby("criterion", sort=False)]
+    rows = []
+    for criterion, own in judged.groupby("criterion", sort=False):
+        own = own.dropna(subset=list(DISTRIBUTION))
+        masses = pd.Series([(RATINGS, p) for p in own[list(DISTRIBUTION)].to_numpy()], index=own["story_id"],
+                           dtype=object)
+        rows.append({"criterion": criterion, **criterion_row(ratings[ratings["criterion"] == criterion], masses)})
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def histogram_agreement(ratings: pd.DataFrame, judged: pd.DataFrame) -> pd.DataFrame:
+    """`distribution_agreement` of a judge that rates each story several times: its distribution on a story is the
+    histogram of its ratings there (`judged`: story_id, criterion, rating, one row per rating; a story with fewer
+    than two, or a rating off 1-5, is left out of the judge's side)."""
+    judged = judged.dropna(subset=["rating"])
+    judged = judged[judged["rating"].between(RATINGS[0], RATINGS[-1])]
+    rows = []
+    for criterion, own in judged.groupby("criterion", sort=False):
+        values = pd.Series({story: (group.to_numpy(), None) for story, group
+                            in own.groupby("story_id", sort=False)["rating"] if len(group) >= 2}, dtype=object)
+        rows.append({"criterion": criterion, **criterion_row(ratings[ratings["criterion"] == criterion], values)})
     return pd.DataFrame(rows, columns=COLUMNS)

@@ -13,6 +13,11 @@ from storyeval.judges.prompts import load_template
 OUT = "results/{dataset}/computed/judges/{judge}@{template}"
 SHARD = "results/{dataset}/computed/judges/shards/{judge}@{template}/{shard}"
 DISTRIBUTION = "results/{dataset}/computed/judge_distribution.csv"
+DISTRIBUTION_PAGE = "results/{dataset}/computed/report/judge_distribution.html"
+RELEASED = "results/{dataset}/released_judges.csv"  # the released judges measured as computed ones
+RELEASED_PAGE = "results/{dataset}/report/released_judges.html"
+PAIRWISE = "results/{dataset}/computed/judge_pairwise.csv"  # the pairwise judges' verdicts and position bias
+PAIRWISE_PAGE = "results/{dataset}/computed/report/judge_pairwise.html"
 FILES = {"scores": ".parquet", "registry": ".registry.csv", "details": ".details.parquet"}
 
 
@@ -55,11 +60,21 @@ def validation_wanted(run, dataset: str) -> bool:
     )
 
 
+def mode_jobs(run, dataset: str, mode: str) -> list[tuple[str, str]]:
+    """(judge, template) of the dataset's judge jobs in `mode`."""
+    return [(judge, template) for judge, template in run.judge_jobs(dataset)
+            if judge_config.settings(run.config, judge).get("mode", "expected") == mode]
+
+
 def distribution_jobs(run, dataset: str) -> list[tuple[str, str]]:
     """(judge, template) of the dataset's judge jobs in mode expected: those whose details hold the judge's
     distribution over the ratings (storyeval.stats.distribution)."""
-    return [(judge, template) for judge, template in run.judge_jobs(dataset)
-            if judge_config.settings(run.config, judge).get("mode", "expected") == "expected"]
+    return mode_jobs(run, dataset, "expected")
+
+
+def pairwise_file(run, dataset: str, scoreset: str) -> list[str]:
+    """The pairwise judges' table of a computed score set (read by its About paragraph: their position bias)."""
+    return [PAIRWISE.format(dataset=dataset)] if scoreset == "computed" and mode_jobs(run, dataset, "pairwise") else []
 
 
 def distribution_wanted(run, dataset: str) -> bool:
@@ -69,7 +84,39 @@ def distribution_wanted(run, dataset: str) -> bool:
 
 def targets(run, dataset: str) -> list[str]:
     return ([f"results/{dataset}/judge_validation.csv"] * validation_wanted(run, dataset)
-            + [DISTRIBUTION.format(dataset=dataset)] * distribution_wanted(run, dataset))
+            + [path.format(dataset=dataset) for path in (DISTRIBUTION, DISTRIBUTION_PAGE)]
+            * distribution_wanted(run, dataset)
+            + [path.format(dataset=dataset) for path in (PAIRWISE, PAIRWISE_PAGE)]
+            * bool(mode_jobs(run, dataset, "pairwise")))
+
+
+def released_kind(config: Mapping, dataset: str) -> str | None:
+    """The kind of storyeval.judges.released that measures the dataset's released LLM judges (HANNA's TACL 2024
+    judges for hanna), or None where its authors released none."""
+    from storyeval.datasets import describe
+    from storyeval.judges.released import KINDS
+
+    kind = "hanna" if dataset == "hanna" else describe(config["datasets"][dataset], dataset).kind
+    return kind if kind in KINDS else None
+
+
+def released_sets(run) -> list[str]:
+    """HANNA and the datasets read from their texts whose authors released LLM judges."""
+    return ["hanna", *(name for name in run.released_sets if released_kind(run.config, name))]
+
+
+def released_files(pinned, config: Mapping, dataset: str) -> list[str]:
+    """The pinned files storyeval.judges.released.released_judges reads for the dataset, in its order."""
+    from storyeval.datasets import describe
+
+    if dataset == "hanna":
+        return [pinned.path("hanna", "scores_llm")]
+    declared = describe(config["datasets"][dataset], dataset)
+    return [pinned.path(declared.source, key) for key in dict.fromkeys([*declared.inputs, *declared.released_inputs])]
+
+
+def released_targets(dataset: str) -> list[str]:
+    return [RELEASED.format(dataset=dataset), RELEASED_PAGE.format(dataset=dataset)]
 
 
 def released_names(config: Mapping) -> dict[str, str]:

@@ -54,7 +54,7 @@ def computed_targets(run, dataset: str, figures: bool = True) -> list[str]:
 
 def released_targets(run) -> list[str]:
     """HANNA's released scores: the paper's analysis, the meta-evaluation and the raw annotations' ratings."""
-    targets = [Pinned(run.config).path("hanna", "license")]
+    targets = [Pinned(run.config).path("hanna", "license"), *judges.released_targets("hanna")]
     targets += analysis_targets(run, "hanna", "released") + meta.targets(run, "hanna", "released")
     if run.annotations:
         targets.append("results/hanna/data/worker_ratings.csv")  # also feeds Tab. 3
@@ -69,6 +69,7 @@ def dataset_targets(run, dataset: str, figures: bool = True) -> list[str]:
     targets = computed_targets(run, dataset, figures) + judges.targets(run, dataset) if scored else []
     if dataset in run.released_sets:
         targets += analysis_targets(run, dataset, "released", figures) + meta.targets(run, dataset, "released")
+        targets += judges.released_targets(dataset) * (dataset in judges.released_sets(run))
     if dataset in run.recipe_sets:
         targets.append(f"results/{dataset}/paper_recipes.csv")
     if dataset in run.text_datasets:  # a release's licence travels with the results of its files
