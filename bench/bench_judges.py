@@ -11,8 +11,9 @@ Estimate (printed as such): a forward pass costs about 2 x non-embedding paramet
 attention, small at these lengths), so the real 7B judge runs --gpu-tflops x 1e12 / (2 x 7.0e9) tokens per second
 on a GPU that sustains --gpu-tflops in bfloat16 (H100: about 990 dense peak; 300-400 is a usual sustained prefill
 rate), and HANNA's 1,056 stories x 6 criteria take their tokens (measured on the stand-in's prompts, scaled to 1,056
-stories) divided by that rate.
-Usage: python bench/bench_judges.py [--mirror DIR] [--prompts 1] [--threads 2] [--gpu-tflops 350]
+stories) divided by that rate. --mode pairwise compares the prompt's stories in pairs (template pairwise, both
+orders, storyeval.judges.pairwise) and scales by the prompts HANNA's pairs take (HANNA_PAIRS x 2 orders x 6).
+Usage: python bench/bench_judges.py [--mirror DIR] [--prompts 1] [--threads 2] [--gpu-tflops 350] [--mode pairwise]
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from storyeval.text.datasets import load_hanna_llm  # noqa: E402
 DEFAULT_MIRROR = REPO.parent / "shared" / "data" / "hanna"
 PARAMS_7B = 7.0e9  # Mistral-7B's non-embedding parameters, about (7.24e9 in all, 2 x 131M in embeddings and head)
 HANNA_STORIES = 1056
+HANNA_PAIRS = 3135  # pairs: auto on HANNA's 96 prompts x 11 stories (docs/judges.md, Pairwise judges)
 
 
 def stand_in(folder: Path, corpus: list[str]) -> Path:
@@ -61,7 +63,9 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=1)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--gpu-tflops", type=float, default=350.0)
+    parser.add_argument("--mode", choices=["expected", "pairwise"], default="expected")
     args = parser.parse_args()
+    settings, template = Settings(mode=args.mode), load_template("tacl-1" if args.mode == "expected" else "pairwise")
     torch.set_num_threads(args.threads)
     texts = load_hanna_llm(args.mirror / "hanna_llm_stories.csv").texts
     stories = texts[texts["prompt_id"] < args.prompts]
@@ -69,20 +73,21 @@ def main() -> None:
         folder = stand_in(Path(tmp) / "stand-in", list(texts["story"]) + list(texts["prompt"]))
         model, _ = load_judge("stand-in", str(folder), "cpu")
         params = sum(p.numel() for name, p in model.named_parameters() if "embed" not in name and "lm_head" not in name)
-        rate(stories.head(1), {"Coherence": "warm-up"}, load_template("tacl-1"), folder, device="cpu", key="stand-in")
+        rate(stories.head(2), {"Coherence": "warm-up"}, template, folder, settings, device="cpu", key="stand-in")
         cache = Path(tmp) / "answers.sqlite"
         start = time.perf_counter()
-        _, details, run = rate(stories, hanna_criteria(), load_template("tacl-1"), folder, Settings(), device="cpu",
-                               key="stand-in", cache=cache)
+        _, details, run = rate(stories, hanna_criteria(), template, folder, settings, device="cpu", key="stand-in",
+                               cache=cache)
         seconds = time.perf_counter() - start
         start = time.perf_counter()  # the same job again: every answer from the cache
-        _, _, rerun = rate(stories, hanna_criteria(), load_template("tacl-1"), folder, Settings(), device="cpu",
-                           key="stand-in", cache=cache)
+        _, _, rerun = rate(stories, hanna_criteria(), template, folder, settings, device="cpu", key="stand-in",
+                           cache=cache)
         cached_seconds = time.perf_counter() - start
     rate_cpu = run["prompt_tokens"] / seconds
     hits = rerun["cached"] / (rerun["cached"] + rerun["forward_passes"])
     print(f"stand-in: 32 layers x 256 wide, {params / 1e6:.1f} M non-embedding parameters, {args.threads} threads")
-    print(f"{len(stories)} stories x 6 criteria: {run['forward_passes']} forward passes, {run['prompt_tokens']} "
+    asked = f"{run['pairs']} pairs x 2 orders" if args.mode == "pairwise" else f"{len(stories)} stories"
+    print(f"{asked} x 6 criteria: {run['forward_passes']} forward passes, {run['prompt_tokens']} "
           f"prompt tokens (mean {details['prompt_tokens'].mean():.0f}) in {seconds:.1f} s: {rate_cpu:,.0f} tokens/s "
           "on this CPU")
     total = rerun["cached"] + rerun["forward_passes"]
@@ -90,9 +95,10 @@ def main() -> None:
           f"{cached_seconds:.1f} s ({total / cached_seconds:,.0f} prompts/s, prompts built and looked up)")
     print(f"the real 7B on this CPU, scaled by parameters (estimate): {rate_cpu * params / PARAMS_7B:,.1f} tokens/s")
     gpu_rate = args.gpu_tflops * 1e12 / (2 * PARAMS_7B)
-    hanna_tokens = run["prompt_tokens"] / len(stories) * HANNA_STORIES
+    hanna_prompts = (2 * HANNA_PAIRS if args.mode == "pairwise" else HANNA_STORIES) * 6
+    hanna_tokens = run["prompt_tokens"] / run["forward_passes"] * hanna_prompts
     print(f"estimate, a 7B judge on a GPU sustaining {args.gpu_tflops:g} bf16 TFLOPS: {gpu_rate:,.0f} tokens/s; HANNA "
-          f"({HANNA_STORIES} stories x 6 criteria, about {hanna_tokens / 1e6:.1f} M tokens a template): "
+          f"({hanna_prompts:,} prompts, about {hanna_tokens / 1e6:.1f} M tokens a template): "
           f"{hanna_tokens / gpu_rate / 60:.1f} min a template")
 
 

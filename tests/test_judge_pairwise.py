@@ -54,6 +54,22 @@ def test_pairs_are_every_pair_where_few_else_seeded_cycles():
     assert pairs(texts([1, 2]), "auto")[["a", "b"]].values.tolist() == [["s1", "s2"]]  # a lone story: no pair
 
 
+def test_a_dataset_takes_rating_and_pairwise_judges_each_with_its_templates():
+    from storyeval.errors import InputError
+    from storyeval.judges.config import check_judges, jobs
+
+    config = {"datasets": {"mine": {"kind": "table", "path": "mine.csv", "columns": {"story": "text",
+                                                                                     "prompt": "prompt"}}},
+              "judges": {"models": {"rater": {"path": "x"}, "pair": {"path": "y", "mode": "pairwise"}},
+                         "templates": ["tacl-1"], "mode": "expected",
+                         "datasets": {"mine": {"criteria": PLOT, "templates": ["tacl-1", "geval", "pairwise"]}}}}
+    assert jobs(config, "mine") == [("rater", "tacl-1"), ("rater", "geval"), ("pair", "pairwise")]
+    config["judges"]["datasets"]["mine"]["templates"] = ["tacl-1"]
+    with pytest.raises(InputError, match=r"judges.datasets.mine: judge pair \(mode pairwise\) has no template that "
+                                         r"would compare two stories; fix: add one to judges.datasets.mine.templates"):
+        check_judges(config)
+
+
 def details(answers: dict) -> pd.DataFrame:
     """A pairwise job's details from {(a, b): (P(a first wins), P(b first wins))}, criterion Plot."""
     rows = []

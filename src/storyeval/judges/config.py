@@ -14,13 +14,20 @@ HANNA_KINDS = ("hanna-annotations", "hanna-llm")  # rated with HANNA's criteria 
 
 def jobs(config: Mapping, dataset: str) -> list[tuple[str, str]]:
     """(judge, template) of each judge job on `dataset`: its entry's judges (default: every configured judge)
-    times its templates (default: judges.templates)."""
+    times its templates (default: judges.templates), a judge in mode pairwise with the pairwise templates, the
+    others with the templates that rate one story."""
     judges = config["judges"]
     entry = judges["datasets"].get(dataset)
     if entry is None:
         return []
     names = entry.get("judges") or list(judges["models"])
-    return [(name, template_name(spec)) for name in names for spec in entry.get("templates") or judges["templates"]]
+    specs = entry.get("templates") or judges["templates"]
+    return [(name, template_name(spec)) for name in names for spec in specs
+            if load_template(spec).pairwise == (mode(config, name) == "pairwise")]
+
+
+def mode(config: Mapping, judge: str) -> str:
+    return config["judges"]["models"][judge].get("mode") or config["judges"].get("mode") or "expected"
 
 
 def template_name(spec: str) -> str:
@@ -101,14 +108,13 @@ def check_judges(config: Mapping) -> None:
             raise InputError(f"{key}.criteria: missing; fix: give each criterion the judges rate with its "
                              "definition, e.g. criteria: {Coherence: how much the story makes sense}")
         texts = describe(dataset, name).texts
-        for judge, template in jobs(config, name):
-            mode = settings(config, judge).get("mode", "expected")
-            if load_template(template_spec(config, template)).pairwise != (mode == "pairwise"):
-                raise InputError(f"{key}: judge {judge} (mode {mode}) with template {template}, which "
-                                 f"{'compares two stories' if mode != 'pairwise' else 'rates one story'}; fix: give "
-                                 f"{key}.templates " + ("pairwise templates (pairwise, pairwise-stories) and judges "
-                                                        "in mode pairwise" if mode == "pairwise" else
-                                                        "templates that rate one story, or the judge mode pairwise"))
+        matched = {judge for judge, _ in jobs(config, name)}
+        for judge in entry.get("judges") or section["models"]:
+            if judge not in matched:
+                kind = "compare two stories" if mode(config, judge) == "pairwise" else "rate one story"
+                raise InputError(f"{key}: judge {judge} (mode {mode(config, judge)}) has no template that would "
+                                 f"{kind}; fix: add one to {key}.templates (pairwise templates: pairwise, "
+                                 "pairwise-stories; the others rate one story)")
         for spec in entry.get("templates") or section["templates"]:
             lacking = sorted(load_template(spec).needs - texts)
             if lacking:
