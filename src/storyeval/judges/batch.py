@@ -46,12 +46,13 @@ def custom_id(dataset: str, story, criterion: str, template: str, body: dict, or
 
 def job_requests(texts: pd.DataFrame, criteria: dict[str, str], template: Template, settings, served: str | None,
                  tokenizer: str | None, dataset: str, key: str):
-    """((local tokenizer, what each prompt sends, the prompts), {prompt index: its batch request}, the pairs drawn
-    or None) of the prompts within the window: exactly what a served run of the job asks, one prompt a request."""
+    """((local tokenizer, what each prompt sends, the prompts), {prompt index: its batch request}, the rows asked:
+    rate.asked_rows) of the prompts within the window: exactly what a served run of the job asks, one prompt a
+    request."""
     from storyeval.judges.rate import asked_rows, check
 
     check(settings, template, key)
-    rows, drawn = asked_rows(texts, settings)
+    rows, _ = asked_rows(texts, settings)
     local = local_tokenizer(tokenizer)
     sent, prompts = served_prompts(rows, criteria, template, local, settings, key)
     base = request_body(settings, served)
@@ -61,7 +62,7 @@ def job_requests(texts: pd.DataFrame, criteria: dict[str, str], template: Templa
         name = custom_id(dataset, prompts.story_id[k], prompts.criterion[k], template.name, body,
                          prompts.order[k] or ORDER)
         requests[k] = {"custom_id": name, "method": "POST", "url": URL, "body": body}
-    return (local, sent, prompts), requests, drawn
+    return (local, sent, prompts), requests, rows
 
 
 def export(path: str | Path, texts: pd.DataFrame, criteria: dict[str, str], template: Template, settings,
@@ -143,11 +144,11 @@ def rate_batch(texts: pd.DataFrame, criteria: dict[str, str], template: Template
     instead of a server: the same table a served run with the same replies gives."""
     from storyeval.judges.rate import scored
 
-    built, requests, drawn = job_requests(texts, criteria, template, settings, served, tokenizer, dataset, key)
+    built, requests, rows = job_requests(texts, criteria, template, settings, served, tokenizer, dataset, key)
     replies = read_results(results, {k: request["custom_id"] for k, request in requests.items()}, partial)
     details, run = rate_replies(criteria, template, settings, built, lambda todo: (([k], replies[k]) for k in todo),
                                 f"batch {results}", key)
-    return scored(texts, criteria, details, run, settings, key, drawn)
+    return scored(texts, criteria, details, run, settings, key, rows)
 
 
 def read_texts(path: str) -> pd.DataFrame:

@@ -33,7 +33,6 @@ import pandas as pd
 from scipy.stats import binomtest
 
 from storyeval.errors import InputError
-from storyeval.judges.gaps import NO_RATING, count_line
 
 PAIRS = ("auto", "all")  # or a number of random cycles per prompt
 TIES = ("flip", "average")
@@ -158,31 +157,29 @@ def position_bias(details: pd.DataFrame, table: pd.DataFrame) -> dict:
             "first_p": binomtest(firsts, decided).pvalue if decided else np.nan}
 
 
-def finish_pairs(texts: pd.DataFrame, criteria: dict[str, str], drawn: pd.DataFrame, details: pd.DataFrame,
+def finish_pairs(texts: pd.DataFrame, criteria: dict[str, str], rows: pd.DataFrame, details: pd.DataFrame,
                  settings, key: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(scores: story x criterion, details: one row per pair, order and criterion, what was found: pairs, ties,
-    position consistency, first-position share) of a pairwise job's answers."""
-    unstated = details["value"].isna() & (details["failure"].fillna("") == "")
-    details = details.assign(failure=details["failure"].fillna("").mask(unstated, NO_RATING))
-    line = count_line(key, details)
-    if line:
-        log.warning("%s", line)
-    meta = presentations(texts, drawn)[["story_id", "order", "first", "second"]]
-    details = meta.merge(details, on=["story_id", "order"], how="right", validate="many_to_many")
+    position consistency, first-position share) of a pairwise job's answers to `rows` (its presentations)."""
+    from storyeval.judges.rate import stated
+
+    details, counts = stated(details, key)
+    meta = rows[["story_id", "order", "first", "second"]]
+    details = meta.merge(details, on=["story_id", "order"], how="right", validate="one_to_many")
+    pairs_found = len(rows) // len(ORDERS)
+    table = verdicts(details, settings.ties)
+    scorer = win_rates if settings.pair_score == "win_rate" else bradley_terry
     stories, scores, found = list(texts["story_id"]), {}, {}
     for criterion in criteria:
-        table = verdicts(details[details["criterion"] == criterion], settings.ties)
-        scorer = win_rates if settings.pair_score == "win_rate" else bradley_terry
-        scores[criterion] = scorer(stories, table)
-        found[criterion] = position_bias(details[details["criterion"] == criterion], table) | {
-            "ties": int((table["verdict"] == 0).sum())}
-    bias = position_bias(details, verdicts(details, settings.ties)) if len(details) else {}
+        own = table[table["criterion"] == criterion]
+        scores[criterion] = scorer(stories, own)
+        found[criterion] = position_bias(details[details["criterion"] == criterion], own) | {
+            "ties": int((own["verdict"] == 0).sum())}
+    bias = position_bias(details, table) if len(details) else {}
     log.info("%s: %d pairs x 2 orders x %d criteria; position consistency %.2f, first position %.2f of verdicts",
-             key, len(drawn), len(criteria), bias.get("position_consistency", np.nan), bias.get("first_share", np.nan))
-    past = int((details["failure"] == "past the window").sum())
-    counts = {"parse_failures": int((details["failure"] != "").sum()) - past, "past_window": past,
-              "truncated": int((details["truncated"] > 0).sum()), "pairs": len(drawn), **bias,
-              "per_criterion": found}
+             key, pairs_found, len(criteria), bias.get("position_consistency", np.nan),
+             bias.get("first_share", np.nan))
+    counts |= {"pairs": pairs_found, **bias, "per_criterion": found}
     return pd.DataFrame(scores, index=stories).rename_axis("story_id"), details, counts
 
 

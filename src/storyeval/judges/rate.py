@@ -272,15 +272,15 @@ def asked_rows(texts: pd.DataFrame, settings: Settings) -> tuple[pd.DataFrame, p
 
 
 def scored(texts: pd.DataFrame, criteria: dict[str, str], details: pd.DataFrame, run: dict, settings: Settings,
-           key: str, drawn: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """(scores, details, what was run) of a job's details: one rating per story, or in mode pairwise the stories'
-    scores from the verdicts (storyeval.judges.pairwise.finish_pairs)."""
-    if drawn is None:
+           key: str, rows: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(scores, details, what was run) of a job's details on `rows` (asked_rows): one rating per story, or in mode
+    pairwise the stories' scores from the verdicts (storyeval.judges.pairwise.finish_pairs)."""
+    if settings.mode != "pairwise":
         scores, details, counts = finish(texts, criteria, details, key)
     else:
         from storyeval.judges.pairwise import finish_pairs
 
-        scores, details, counts = finish_pairs(texts, criteria, drawn, details, settings, key)
+        scores, details, counts = finish_pairs(texts, criteria, rows, details, settings, key)
     return scores, details, run | counts
 
 
@@ -302,7 +302,7 @@ def rate(texts: pd.DataFrame, criteria: dict[str, str], template: Template, mode
 
         details, run = rate_http(rows, criteria, template, str(model_path), settings, served, tokenizer, key=key,
                                  cache=cache)
-        return scored(texts, criteria, details, run, settings, key, drawn)
+        return scored(texts, criteria, details, run, settings, key, rows)
     model, tokenizer = load_judge(key, str(model_path), device, revision, settings.dtype)
     size = window.model_window(model.config, settings.max_length, key)
     prompts = build_prompts(rows, criteria, template, tokenizer, window.room(size, settings.extra(), key),
@@ -328,7 +328,7 @@ def rate(texts: pd.DataFrame, criteria: dict[str, str], template: Template, mode
     details, asked = answered(prompts, prompts.ids, ask, AnswerCache(cache), signature, template, settings, key)
     run = {"forward_passes": asked, "cached": len(prompts.run) - asked, "prompt_tokens": prompts.tokens,
            "dtype": dtype, "device": str(model.device)}
-    return scored(texts, criteria, details, run, settings, key, drawn)
+    return scored(texts, criteria, details, run, settings, key, rows)
 
 
 def answered(prompts: Prompts, sent: list, ask, cache: AnswerCache, signature, template: Template,
@@ -362,19 +362,25 @@ def answered(prompts: Prompts, sent: list, ask, cache: AnswerCache, signature, t
 
 def finish(texts: pd.DataFrame, criteria: dict[str, str], details: pd.DataFrame, key: str
            ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """(scores, details, counts) of a job's details: a prompt without a value and without a stated reason holds
-    no rating in its answer (a parse failure); the count line is logged where any prompt has no rating."""
-    unstated = details["value"].isna() & (details["failure"].fillna("") == "")
-    details = details.assign(failure=details["failure"].fillna("").mask(unstated, NO_RATING))
+    """(scores, details, counts) of a job's details (`stated`)."""
+    details, counts = stated(details, key)
     scores = details.pivot(index="story_id", columns="criterion", values="value")
     scores = scores.loc[list(texts["story_id"]), list(criteria)].rename_axis(columns=None)
+    return scores, details, counts
+
+
+def stated(details: pd.DataFrame, key: str) -> tuple[pd.DataFrame, dict]:
+    """(details, counts: parse failures, prompts past the window, prompts cut) of a job's details: a prompt without
+    a value and without a stated reason holds no answer in it (a parse failure); the count line is logged where any
+    prompt has none."""
+    unstated = details["value"].isna() & (details["failure"].fillna("") == "")
+    details = details.assign(failure=details["failure"].fillna("").mask(unstated, NO_RATING))
     line = count_line(key, details)
     if line:
         log.warning("%s", line)
     past = int((details["failure"] == PAST_WINDOW).sum())
-    counts = {"parse_failures": int((details["failure"] != "").sum()) - past, "past_window": past,
-              "truncated": int((details["truncated"] > 0).sum())}
-    return scores, details, counts
+    return details, {"parse_failures": int((details["failure"] != "").sum()) - past, "past_window": past,
+                     "truncated": int((details["truncated"] > 0).sum())}
 
 
 def count_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, tokenizer,
