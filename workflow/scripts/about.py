@@ -4,6 +4,7 @@ from pathlib import Path
 
 from storyeval.io import log_to, read_table
 from storyeval.judges.gaps import LEFT_OUT, left_out_note
+from storyeval.judges.pairwise import BIAS_P
 from storyeval.plots.pages import about_text, write_about_page
 from storyeval.stats.design import infer_design
 
@@ -32,7 +33,7 @@ for path in snakemake.input.left_out:  # judge columns without enough ratings (s
 for path in snakemake.input.pairwise:  # pairwise judges' position bias (storyeval.judges.pairwise)
     biased = read_table(path, ["judge", "template", "criterion", "first_p", "position"])
     said = "; ".join(f"{row.judge} {row.criterion} ({row.template}) {row.position}"
-                     for row in biased[biased["first_p"] < 0.05].itertuples())
+                     for row in biased[biased["first_p"] < BIAS_P].itertuples())
     text = text.rstrip("\n") + (f" Pairwise judges with a position bias: {said}.\n" if said else "\n")
 for path in snakemake.input.warnings:  # metric jobs' documented fallbacks (ROUGE's 0 for a script it cannot read)
     warned = read_table(path, ["metric", "warning"])

@@ -27,6 +27,7 @@ def jobs(config: Mapping, dataset: str) -> list[tuple[str, str]]:
 
 
 def mode(config: Mapping, judge: str) -> str:
+    """The judge's mode: its own, else the judges section's."""
     return config["judges"]["models"][judge].get("mode") or config["judges"].get("mode") or "expected"
 
 

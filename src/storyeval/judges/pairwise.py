@@ -30,7 +30,6 @@ from math import ceil, log2
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
 from storyeval.errors import InputError
 
@@ -38,6 +37,7 @@ PAIRS = ("auto", "all")  # or a number of random cycles per prompt
 TIES = ("flip", "average")
 SCORES = ("win_rate", "bradley_terry")
 ORDERS = ("o0", "o1")  # the pair as drawn (a first), swapped (b first)
+BIAS_P = 0.05  # a first-position share whose binomial p is below this is reported as a position bias
 log = logging.getLogger(__name__)
 
 
@@ -148,6 +148,8 @@ def bradley_terry(stories: list, table: pd.DataFrame, alpha: float = 0.01) -> pd
 def position_bias(details: pd.DataFrame, table: pd.DataFrame) -> dict:
     """Position consistency, the first position's share of the presentations' verdicts (even splits left out) and
     its two-sided binomial p against 1/2."""
+    from scipy.stats import binomtest  # here: the About paragraph reads BIAS_P without scipy
+
     sides = side(details["value"]).dropna()
     firsts, decided = int((sides > 0).sum()), int((sides != 0).sum())
     consistent = table["consistent"].dropna()
@@ -213,7 +215,7 @@ def bias_line(row) -> str:
         return "no verdicts"
     where = "first" if row["first_share"] > 0.5 else "second"
     share = max(row["first_share"], 1 - row["first_share"])
-    if row["first_p"] >= 0.05:
+    if row["first_p"] >= BIAS_P:
         return f"no position bias found ({row['first_share']:.0%} first, binomial p {row['first_p']:.2f})"
     return (f"prefers the {where} position: {share:.0%} of its verdicts (binomial p {row['first_p']:.1g}); "
             f"{row['position_consistency']:.0%} of pairs keep their verdict when swapped")

@@ -63,7 +63,7 @@ def validation_wanted(run, dataset: str) -> bool:
 def mode_jobs(run, dataset: str, mode: str) -> list[tuple[str, str]]:
     """(judge, template) of the dataset's judge jobs in `mode`."""
     return [(judge, template) for judge, template in run.judge_jobs(dataset)
-            if judge_config.settings(run.config, judge).get("mode", "expected") == mode]
+            if judge_config.mode(run.config, judge) == mode]
 
 
 def distribution_jobs(run, dataset: str) -> list[tuple[str, str]]:
