@@ -7,10 +7,13 @@ landing page: how many answers parsed, three raw answers, the fix.
 from __future__ import annotations
 
 import json
+import logging
 
 import pandas as pd
 
 from storyeval.data.scoreset import MIN_CELLS
+
+log = logging.getLogger(__name__)
 
 NO_RATING = "no 1-5 rating in the answer"
 PAST_WINDOW = "past the window"
@@ -92,3 +95,17 @@ def left_out_note(table: pd.DataFrame) -> str:
     rows = table.assign(answers=table["answers"].fillna("").astype(str).str.replace(r"[{}*`|\\]", "?", regex=True))
     return "Judge columns left out of every statistic (docs/judges.md, A judge that cannot answer): " + "; ".join(
         left_out_line(row) for row in rows.itertuples(index=False)) + "."
+
+
+def stated(details: pd.DataFrame, key: str) -> tuple[pd.DataFrame, dict]:
+    """(details, counts: parse failures, prompts past the window, prompts cut) of a job's details: a prompt without
+    a value and without a stated reason holds no answer in it (a parse failure); the count line is logged where any
+    prompt has none."""
+    unstated = details["value"].isna() & (details["failure"].fillna("") == "")
+    details = details.assign(failure=details["failure"].fillna("").mask(unstated, NO_RATING))
+    line = count_line(key, details)
+    if line:
+        log.warning("%s", line)
+    past = int((details["failure"] == PAST_WINDOW).sum())
+    return details, {"parse_failures": int((details["failure"] != "").sum()) - past, "past_window": past,
+                     "truncated": int((details["truncated"] > 0).sum())}

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from storyeval.errors import InputError
+from storyeval.judges.gaps import stated
 
 PAIRS = ("auto", "all")  # or a number of random cycles per prompt
 TIES = ("flip", "average")
@@ -163,8 +164,6 @@ def finish_pairs(texts: pd.DataFrame, criteria: dict[str, str], rows: pd.DataFra
                  settings, key: str) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(scores: story x criterion, details: one row per pair, order and criterion, what was found: pairs, ties,
     position consistency, first-position share) of a pairwise job's answers to `rows` (its presentations)."""
-    from storyeval.judges.rate import stated
-
     details, counts = stated(details, key)
     meta = rows[["story_id", "order", "first", "second"]]
     details = meta.merge(details, on=["story_id", "order"], how="right", validate="one_to_many")

@@ -32,7 +32,7 @@ import pandas as pd
 from storyeval.errors import InputError
 from storyeval.judges import window
 from storyeval.judges.cache import DISTRIBUTION, KEPT, RATINGS, AnswerCache, entry_key
-from storyeval.judges.gaps import MISSING_CHOICE, NO_RATING, PAST_WINDOW, SERVER, count_line
+from storyeval.judges.gaps import MISSING_CHOICE, PAST_WINDOW, SERVER, stated
 from storyeval.judges.parse import parse_rating
 from storyeval.judges.prompts import Template, prompt_text
 from storyeval.neural.models import identity, length_batches, pinned_source, warn_unpinned, where_from
@@ -362,25 +362,11 @@ def answered(prompts: Prompts, sent: list, ask, cache: AnswerCache, signature, t
 
 def finish(texts: pd.DataFrame, criteria: dict[str, str], details: pd.DataFrame, key: str
            ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """(scores, details, counts) of a job's details (`stated`)."""
+    """(scores, details, counts) of a job's details (storyeval.judges.gaps.stated)."""
     details, counts = stated(details, key)
     scores = details.pivot(index="story_id", columns="criterion", values="value")
     scores = scores.loc[list(texts["story_id"]), list(criteria)].rename_axis(columns=None)
     return scores, details, counts
-
-
-def stated(details: pd.DataFrame, key: str) -> tuple[pd.DataFrame, dict]:
-    """(details, counts: parse failures, prompts past the window, prompts cut) of a job's details: a prompt without
-    a value and without a stated reason holds no answer in it (a parse failure); the count line is logged where any
-    prompt has none."""
-    unstated = details["value"].isna() & (details["failure"].fillna("") == "")
-    details = details.assign(failure=details["failure"].fillna("").mask(unstated, NO_RATING))
-    line = count_line(key, details)
-    if line:
-        log.warning("%s", line)
-    past = int((details["failure"] == PAST_WINDOW).sum())
-    return details, {"parse_failures": int((details["failure"] != "").sum()) - past, "past_window": past,
-                     "truncated": int((details["truncated"] > 0).sum())}
 
 
 def count_prompts(texts: pd.DataFrame, criteria: dict[str, str], template: Template, tokenizer,
