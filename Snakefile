@@ -48,3 +48,16 @@ rule released:
         startup_check(workflow_targets.released_targets, RUN),
         AUDIT_OUTPUTS if AUDIT_WANTED else [],
     localrule: True
+
+
+# Light script jobs run in forks of one interpreter that imported their modules once (storyeval.workflow.jobserver).
+onstart:
+    jobserver.start(Path(workflow.basedir, "workflow/scripts"), workflow.local_exec)
+
+
+onsuccess:
+    jobserver.stop()
+
+
+onerror:
+    jobserver.stop()

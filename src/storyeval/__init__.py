@@ -38,6 +38,15 @@ def _log_a_jobs_import_failure() -> None:
 _log_a_jobs_import_failure()
 
 
+def log_a_jobs_failure(main) -> None:
+    """Log to the job's rule log from here on: a job failing before its script's io.log_to call (the job
+    server's child, storyeval.workflow.jobserver, which imported this package before there was a job)."""
+    if _job_log(main) is not None:
+        from storyeval.io import log_to
+
+        log_to(_job_log(main))
+
+
 def __getattr__(name: str):
     """`storyeval.judge`, `storyeval.score`, `storyeval.correlations` (storyeval.api), imported when first used."""
     if name in {"judge", "score", "correlations"}:

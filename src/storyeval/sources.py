@@ -77,12 +77,18 @@ def file_imports(path: str) -> tuple[str, ...]:
     return tuple(storyeval_imports(Path(path).read_text(encoding="utf-8")))
 
 
+# How a job is run, not what it computes: editing the job server reruns no job.
+NOT_COMPUTATION = frozenset({"storyeval.workflow.handoff"})
+
+
 def storyeval_imports(source: str) -> list[str]:
-    """The storyeval modules a source imports (`from storyeval.neural import ot` names the module `ot`)."""
+    """The storyeval modules a source imports (`from storyeval.neural import ot` names the module `ot`), but for
+    the job server's hand-off (NOT_COMPUTATION)."""
     modules = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
-            modules += [alias.name for alias in node.names if alias.name.split(".")[0] == "storyeval"]
+            modules += [alias.name for alias in node.names
+                        if alias.name.split(".")[0] == "storyeval" and alias.name not in NOT_COMPUTATION]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == "storyeval":
             modules.append(node.module)
             if module_file(node.module).name == "__init__.py":  # a package: the names may be its modules

@@ -34,6 +34,7 @@ from storyeval import plan
 from storyeval.stats import design
 from storyeval.sources import Digests, Specs, module_sources
 from storyeval.workflow import analysis as workflow_analysis
+from storyeval.workflow import jobserver
 from storyeval.workflow import judges as workflow_judges
 from storyeval.workflow import metrics as workflow_metrics
 from storyeval.workflow import selection as workflow_selection

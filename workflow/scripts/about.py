@@ -1,5 +1,7 @@
 """What a score set holds, from its data: the paragraph of the report's landing page and a page of its own."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 from storyeval.io import log_to, read_table

@@ -1,6 +1,8 @@
 """Human agreement beside the metrics: Krippendorff's alpha and the human ceiling per criterion (agreement.csv),
 the Alternative Annotator Test of every metric and judge at the dataset's margin (alt_test.csv)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.load import analysis_grid
 from storyeval.io import log_to, read_table, write_csv
 from storyeval.stats.agreement import agreement_table

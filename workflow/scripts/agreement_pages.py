@@ -1,6 +1,8 @@
 """The report's pages of human agreement: alpha and the human ceiling (agreement.csv), the Alternative Annotator
 Test with why a criterion went untested (alt_test.csv), and the landing page's paragraph on both."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 from storyeval.io import log_to, read_table

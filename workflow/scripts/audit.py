@@ -1,5 +1,7 @@
 """The reproduction audit: every number the papers printed beside storyeval's (storyeval.audit)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import time
 
 import yaml

@@ -1,6 +1,8 @@
 """The built-in datasets' papers: every printed number beside storyeval's (storyeval.audit_datasets), each paper
 table's counts first."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.audit_datasets import audit, counts, landing_text
 from storyeval.datasets import describe
 from storyeval.io import _atomic, log_to, markdown_table, read_table, write_csv

@@ -1,6 +1,8 @@
 """The cross-dataset benchmark: every rated dataset's answer side by side, ranked by quality where measured
 (storyeval.benchmark)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 import pandas as pd

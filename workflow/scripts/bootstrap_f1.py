@@ -1,5 +1,7 @@
 """Paired bootstrap over prompts: weighted F1 of each metric's system-pair labels against each criterion's."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.load import load_cubes
 from storyeval.io import log_to, read_table, write_csv
 from storyeval.stats.bootstrap import bootstrap_f1

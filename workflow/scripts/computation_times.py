@@ -1,5 +1,7 @@
 """Tab. 2 analogue: wall time of each metric job (and LLM-judge job), in total and per story."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 import pandas as pd

@@ -1,6 +1,8 @@
 """Each metric x criterion correlation over all stories beside its within-system one and the metric's correlation
 with Text length, flagged where they tell another story (storyeval.stats.confounds)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.load import load_cubes
 from storyeval.io import log_to, read_table, write_csv
 from storyeval.stats.confounds import confound_table, warnings_of

@@ -1,5 +1,7 @@
 """Percentile bootstrap CIs (prompts resampled) of every metric-criterion correlation."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.load import load_cubes
 from storyeval.io import log_to, write_csv
 from storyeval.stats.correlation_ci import correlation_intervals

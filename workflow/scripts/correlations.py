@@ -1,5 +1,7 @@
 """Criteria x criteria, metric x criterion and metric x metric correlations at each level."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.analysis import constant_columns, correlation_float_format, correlation_table
 from storyeval.data.load import load_cubes, needs_exact_means
 from storyeval.io import log_to, write_csv

@@ -2,6 +2,8 @@
 the human ceiling and certainty (storyeval.stats.design, storyeval.stats.answer): of one score set with its page,
 or of all a dataset's rated score sets on the stories they share (storyeval.data.joined), the benchmark's cell."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 from storyeval.data.joined import joined_score_sets

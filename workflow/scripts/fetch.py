@@ -1,5 +1,7 @@
 """Fetch one pinned file (mirror first, then URL), verify it, record first-download checksums."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 from storyeval.data.fetch import fetch

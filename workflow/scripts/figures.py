@@ -1,5 +1,7 @@
 """Render a family of figures (figures.smk): each as PDF and PNG, and its report page."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import time
 from functools import cache
 

@@ -1,5 +1,7 @@
 """Join one metric's shard scores and signatures into the files one job writes; the shards' job times summed."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import json
 from pathlib import Path
 

@@ -1,5 +1,7 @@
 """Tab. 3: ICC2k (the paper's form) and ICC1k with 95 % CIs, per criterion and rater layout."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.io import log_to, read_table, write_csv

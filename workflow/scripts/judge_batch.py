@@ -1,5 +1,7 @@
 """Write one judge job's prompts as an OpenAI batch (storyeval.judges.batch): the requests its served run sends."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, read_parquet
 from storyeval.judges.batch import export
 from storyeval.judges.prompts import load_template

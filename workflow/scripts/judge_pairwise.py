@@ -1,6 +1,8 @@
 """The dataset's pairwise judges (storyeval.judges.pairwise): one row per judge, template and criterion with their
 position bias, ties and pairwise accuracy against the humans' pairs, and its report page."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.io import log_to, read_parquet, read_table, write_csv

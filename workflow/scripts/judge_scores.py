@@ -1,5 +1,7 @@
 """The LLM judges of HANNA's TACL 2024 release as a score set: long scores and their registry (family llm-judge)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.hanna_judges import read_judge_scores
 from storyeval.io import log_to, write_csv, write_parquet
 

@@ -1,5 +1,7 @@
 """Judges computed here beside the same judges' ratings in HANNA's TACL 2024 release, on the stories both hold."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.io import log_to, read_parquet, read_table, write_csv

@@ -1,5 +1,7 @@
 """Kemeny consensus of the rankings Borda aggregates, with Borda's Kemeny score beside it."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.analysis import metric_criterion_table, with_labels
 from storyeval.io import log_to, read_table, write_csv
 from storyeval.stats.kemeny import kemeny_table

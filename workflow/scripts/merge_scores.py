@@ -2,6 +2,8 @@
 registry; a judge column with too few ratings for any statistic is left out, said in the log and in a table the
 report's landing page reads (storyeval.judges.gaps)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import json
 
 import pandas as pd

@@ -1,5 +1,7 @@
 """Which LLM judge and which metric agree best with humans, per criterion and grouping: table and figure."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 import pandas as pd

@@ -1,5 +1,7 @@
 """BOOT-BOTH confidence intervals of every metric's and LLM judge's correlation, one grouping."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, write_csv
 from storyeval.stats.meta import boot_both_table, load_meta, one_blas_thread
 

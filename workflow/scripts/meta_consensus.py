@@ -1,6 +1,8 @@
 """Borda counts and Kemeny consensus of the metrics and LLM judges over the meta correlations; the best of each
 family as a table for people."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.data.registry import marked

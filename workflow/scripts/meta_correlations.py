@@ -1,5 +1,7 @@
 """Correlations of every metric and LLM judge with its criteria, by grouping and Kendall variant."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, write_csv
 from storyeval.stats.meta import correlation_table, load_meta, one_blas_thread
 

@@ -1,5 +1,7 @@
 """Pairwise accuracy and soft pairwise accuracy of the system rankings of every metric and LLM judge."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, write_csv
 from storyeval.stats.meta import load_meta, one_blas_thread, pairwise_accuracy_table
 

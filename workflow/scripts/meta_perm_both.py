@@ -1,5 +1,7 @@
 """PERM-BOTH tests with BH-adjusted p-values and WMT significance clusters, one grouping."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, write_csv
 from storyeval.stats.meta import load_meta, one_blas_thread, perm_both_table
 

@@ -1,5 +1,7 @@
 """Williams tests of each LLM judge against the best metrics, per grouping and criterion, raw and BH-adjusted p."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, write_csv
 from storyeval.stats.meta import judge_williams_table, load_meta, one_blas_thread
 

@@ -1,5 +1,7 @@
 """Compute one metric on one text dataset: scores keyed by story id, plus the signature."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.io import log_to

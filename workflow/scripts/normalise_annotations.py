@@ -1,5 +1,7 @@
 """Raw HANNA annotations (one row per rating, with Worker ID) -> judges A/B/C as the authors laid them out."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.criteria import CRITERIA
 from storyeval.data.csvfile import read_csv_strings
 from storyeval.io import log_to, write_csv

@@ -1,5 +1,7 @@
 """Released HANNA score files -> tidy stories, ratings, long scores and the metric registry."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.hanna import read_rater_ratings, read_released_scores
 from storyeval.io import log_to, write_csv, write_parquet
 from storyeval.metrics.catalog import resolve_directions

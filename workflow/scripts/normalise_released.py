@@ -1,6 +1,8 @@
 """The scores a built-in dataset's authors released beside its texts (metric outputs, LLM judges) -> long scores
 and their registry, on the story ids of the dataset's texts (storyeval.datasets.released_scores)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.datasets import released_scores
 from storyeval.io import log_to, read_parquet, write_csv, write_parquet
 

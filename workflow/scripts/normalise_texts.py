@@ -1,5 +1,7 @@
 """A text dataset (config entry: kind and its file) -> the cleaned text table, its human scores and ratings."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.io import log_to, write_csv, write_parquet

@@ -1,6 +1,8 @@
 """Which story of each prompt wins, per humans and per metric: pairwise accuracy with ties and its bootstrap
 interval over prompts, beside the chance and better-system baselines (storyeval.stats.paired)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.analysis import missing_note, with_labels

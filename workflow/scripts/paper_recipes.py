@@ -1,5 +1,7 @@
 """A built-in dataset's printed numbers recomputed by its paper's own recipe (storyeval.datasets.paper_recipes)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.datasets import paper_recipes
 from storyeval.io import log_to, write_csv
 

@@ -1,6 +1,8 @@
 """Top metrics per criterion (Tab. 5, 8, 9) and Borda counts (Tab. 6) from the correlations, and from the design's
 answer (level design)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.analysis import rankings
 from storyeval.io import log_to, read_table, write_csv
 from storyeval.stats.confounds import flagged

@@ -1,5 +1,7 @@
 """Houairi & Thiounn sum-of-ranks rankings; Mendras & Nietge top-k and coefficient agreement."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.analysis import system_variant, with_labels
 from storyeval.criteria import ordered_criteria
 from storyeval.data.load import load_cubes, needs_exact_means

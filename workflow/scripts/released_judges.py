@@ -1,6 +1,8 @@
 """A built-in dataset's released LLM judges measured as storyeval's own (storyeval.judges.released): the table and
 its report page."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, write_csv
 from storyeval.judges.released import released_judges
 from storyeval.plots.pages import caption_html, for_reading, write_table_page

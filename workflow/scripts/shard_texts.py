@@ -1,5 +1,7 @@
 """Split a dataset's text table into shards of consecutive stories (storyeval.neural.shards.split_rows)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from pathlib import Path
 
 from storyeval.io import log_to, read_parquet, write_parquet

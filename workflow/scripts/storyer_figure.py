@@ -1,5 +1,7 @@
 """The learned evaluator's evaluation side by side (dots: computed with 95 % CI; diamonds: published)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import pandas as pd
 
 from storyeval.io import log_to, read_table

@@ -1,5 +1,7 @@
 """HANNA Tab. 4 numbers: per system and criterion, the mean rating with its t interval over the configured unit."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.analysis import system_means
 from storyeval.io import log_to, read_table, write_csv
 

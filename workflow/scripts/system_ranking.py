@@ -1,5 +1,7 @@
 """How each computed metric ranks the systems of a text set without human ratings (hanna-llm), with consensus."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.analysis import ranking_matrix, system_ranking
 from storyeval.data.load import load_cubes
 from storyeval.io import log_to, read_table, write_csv, write_markdown

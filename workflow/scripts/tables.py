@@ -1,5 +1,7 @@
 """Render a family of the papers' tables (figures.smk): each as CSV, Markdown and its report page."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval import tables
 from storyeval.io import log_to, read_table, write_csv, write_markdown
 from storyeval.plots.pages import (

@@ -5,6 +5,8 @@ A dataset without both prompts and systems (WP200, SCARY200, a user's file witho
 prompt (0) whose stories are the items (storyeval.data.scoreset.analysis_stories).
 """
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.scoreset import analysis_stories
 from storyeval.io import log_to, read_table, write_csv
 

@@ -1,5 +1,7 @@
 """Fig. 8 data: system-level correlation on each criterion's top-k systems."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.data.load import load_cubes
 from storyeval.data.registry import present_metrics, resolve_metrics
 from storyeval.io import log_to, read_table, write_csv

@@ -1,5 +1,7 @@
 """Computed vs released values on the stories both have (HANNA's human stories in hanna-llm)."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, read_table, write_csv
 from storyeval.metrics.validation import validation_table
 

@@ -1,5 +1,7 @@
 """Williams tests (one-sided, Pearson) for every ordered metric pair and criterion, per level."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import numpy as np
 import pandas as pd
 

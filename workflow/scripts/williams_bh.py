@@ -1,6 +1,8 @@
 """The Williams tests with Benjamini-Hochberg adjusted p-values (one family per level and criterion), as Chhun,
 Suchanek & Clavel (2024) report them."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 from storyeval.io import log_to, read_table, write_csv
 from storyeval.stats.fdr import with_bh
 

@@ -1,0 +1,327 @@
+"""The job server: light script jobs run in forks of one interpreter that has imported their modules once.
+
+A fresh interpreter importing pandas, scipy.stats, matplotlib and this package costs a script job 0.6-1.8 CPU-s,
+more than most analysis, table and figure jobs compute (docs/performance.md). So a local run starts one server
+(the Snakefile's `onstart`, `start`): it imports every module that the scripts which hand off import at their top,
+then forks a child per job. Each job stays a Snakemake job of its own, with its process, log, benchmark, exit
+status and single-rule rerun: the script's first import (`storyeval.workflow.handoff`) connects to the server,
+passes its standard streams, working directory, environment and the path of Snakemake's copy of the script, and
+waits; the child runs that copy as `__main__`, as a fresh interpreter would, and the process exits with the
+child's status. Where there is no server (cluster jobs, a job with more than one thread, `STORYEVAL_NO_JOB_SERVER`
+set, a server that cannot be reached), the script goes on in its own interpreter.
+
+Why fork rather than run jobs in Snakemake's threads (`run:` with `--use-threads`): jobs set process-wide state
+(matplotlib's rcParams, logging handlers, the exception hook, numpy's error state), and a child starts from the
+server's state, untouched by earlier jobs. Python's own forkserver (multiprocessing) starts children from a bare
+interpreter and takes no file descriptors from a client; this one does both in ~200 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import atexit
+import contextlib
+import importlib
+import os
+import pickle
+import selectors
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+ADDRESS = "STORYEVAL_JOB_SERVER"  # the server's socket, in the environment Snakemake's jobs inherit
+OPT_OUT = "STORYEVAL_NO_JOB_SERVER"  # set (non-empty): every job in its own interpreter
+ACCOUNTING = "STORYEVAL_JOB_ACCOUNTING"  # a file: each handed-off job appends its CPU seconds (bench/)
+HANDOFF = "storyeval.workflow.handoff"
+SOCKET_NAME = "jobs.sock"
+_LENGTH = struct.Struct("!I")
+_RESULT = struct.Struct("!id")  # exit status (negative: killed by that signal), CPU seconds of the child
+# What Snakemake's shell sets for a one-thread job (snakemake/shell.py): the server imports numpy's BLAS with them.
+ONE_THREAD = ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
+
+
+# ---------------------------------------------------------------- the Snakefile's side: start and stop
+
+
+_servers: list[subprocess.Popen] = []  # the one this Snakemake process started
+
+
+def start(scripts: Path, local: bool) -> None:
+    """Start the server for the jobs of this run and point them at it, unless jobs run elsewhere or the user
+    opted out. It listens before it imports, so a job that comes early waits for the imports, no longer."""
+    if not local or os.environ.get(OPT_OUT) or _servers:
+        return
+    folder = Path(tempfile.mkdtemp(prefix="storyeval-jobs-"))  # short: a socket's path has at most 107 bytes
+    address = folder / SOCKET_NAME
+    env = dict(os.environ, **dict.fromkeys(ONE_THREAD, "1"))
+    env.pop(ADDRESS, None)
+    server = subprocess.Popen([sys.executable, "-m", "storyeval.workflow.jobserver", str(address), str(scripts)],
+                              env=env, stdin=subprocess.DEVNULL)
+    for _ in range(500):  # it binds within ~50 ms (an import of this module); jobs must not find no socket
+        if address.exists() or server.poll() is not None:
+            break
+        time.sleep(0.01)
+    if not address.exists():
+        server.kill()
+        return
+    _servers.append(server)
+    os.environ[ADDRESS] = str(address)
+    atexit.register(stop)  # a run that ends without onsuccess or onerror (an interrupt)
+
+
+def stop() -> None:
+    """End the server (its running children with it) and remove its socket; waiting for it counts its CPU time
+    and its children's in the run's own (`time make reproduce`)."""
+    os.environ.pop(ADDRESS, None)
+    if not _servers:
+        return
+    server = _servers.pop()
+    if server.poll() is not None:
+        return
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
+# ---------------------------------------------------------------- the job's side
+
+
+def hand_off(main) -> int | None:
+    """Run the script job whose `__main__` module is `main` in the server: its exit status, or None when the
+    job should run here (no server, no `snakemake` object, more than one thread, a server that cannot be
+    reached)."""
+    address = os.environ.get(ADDRESS)
+    job = getattr(main, "snakemake", None)
+    script = getattr(main, "__real_file__", None)  # Snakemake's copy of the script, preamble included
+    if not address or job is None or script is None or getattr(job, "threads", 1) != 1:
+        return None
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(address)
+    except OSError:
+        client.close()
+        return None
+    with client:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        request = pickle.dumps({"script": os.path.abspath(script), "cwd": os.getcwd(), "env": dict(os.environ),
+                                "umask": _umask()})
+        socket.send_fds(client, [b"j"], [0, 1, 2])
+        client.sendall(_LENGTH.pack(len(request)) + request)
+        reply = _receive(client, _RESULT.size)
+    if reply is None:
+        print("storyeval: the job server ended before this job did; rerun it, or set STORYEVAL_NO_JOB_SERVER=1",
+              file=sys.stderr)
+        return 1
+    status, cpu = _RESULT.unpack(reply)
+    if os.environ.get(ACCOUNTING):
+        _account(os.environ[ACCOUNTING], job, cpu)
+    if status < 0:  # killed by a signal (out of memory: SIGKILL): this process ends the same way, for Snakemake
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    return status
+
+
+def _account(path: str, job, cpu: float) -> None:
+    """One line: the rule, its wildcards, the child's CPU seconds and this process's (the hand-off's cost)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    wildcards = ",".join(f"{key}={value}" for key, value in job.wildcards.items())
+    with open(path, "a") as accounts:  # one write of one short line: appends of parallel jobs do not mix
+        accounts.write(f"{job.rule}\t{wildcards}\t{cpu:.3f}\t{own.ru_utime + own.ru_stime:.3f}\n")
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _receive(connection: socket.socket, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = connection.recv(size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+# ---------------------------------------------------------------- the server
+
+
+def handoff_imports(scripts: Path) -> list[str]:
+    """The modules the scripts that hand off import at their top, in order of first use."""
+    modules: dict[str, None] = {}
+    for script in sorted(scripts.glob("*.py")):
+        tree = ast.parse(script.read_text(), str(script))
+        names = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
+        names += [node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
+                  and not node.level]
+        if HANDOFF in names:
+            modules.update(dict.fromkeys(name for name in names if name != HANDOFF))
+    return list(modules)
+
+
+def preload(modules: list[str]) -> None:
+    """Import what the jobs will: what a job imports from here on is already there. A module that fails is
+    left to fail in the job that imports it, with that job's message and log."""
+    for module in ["snakemake.script", "snakemake.logging", "snakemake.iocontainers", *modules]:
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
+
+
+class Server:
+    """Accepts jobs on a UNIX socket and forks a child for each; reports each child's exit status to its job
+    and ends a child whose job went away (Snakemake killed it). Single-threaded: it forks, so it holds no
+    threads and no locks another thread could hold."""
+
+    def __init__(self, address: Path):
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(address))
+        self.listener.listen(64)
+        self.address = address
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.listener, selectors.EVENT_READ, ("accept", None))
+        self.children: dict[int, tuple[socket.socket, int]] = {}  # pid -> (the job's connection, pidfd)
+        self.parent = os.getppid()
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        try:
+            while os.getppid() == self.parent:  # Snakemake gone without stopping it: so is the server
+                for key, _ in self.selector.select(timeout=1.0):
+                    kind, pid = key.data
+                    if kind == "accept":
+                        self._accept()
+                    elif kind == "exit":
+                        self._reap(pid)
+                    else:  # the job's connection: readable only when the job has gone
+                        with contextlib.suppress(ProcessLookupError):
+                            os.kill(pid, signal.SIGTERM)
+                        self.selector.unregister(key.fileobj)
+        finally:
+            for pid in list(self.children):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGTERM)
+            with contextlib.suppress(OSError):
+                self.address.unlink()
+                self.address.parent.rmdir()
+
+    def _accept(self) -> None:
+        connection, _ = self.listener.accept()
+        connection.settimeout(30)
+        try:
+            _, fds, _, _ = socket.recv_fds(connection, 1, 3)
+            header = _receive(connection, _LENGTH.size)
+            body = _receive(connection, _LENGTH.unpack(header)[0]) if header else None
+        except OSError:
+            connection.close()
+            return
+        if body is None or len(fds) != 3:
+            connection.close()
+            return
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self._close_for_child(connection)
+            _run_job(pickle.loads(body), fds)  # never returns
+        for fd in fds:
+            os.close(fd)
+        pidfd = os.pidfd_open(pid)
+        self.children[pid] = (connection, pidfd)
+        self.selector.register(pidfd, selectors.EVENT_READ, ("exit", pid))
+        self.selector.register(connection, selectors.EVENT_READ, ("job", pid))
+
+    def _reap(self, pid: int) -> None:
+        connection, pidfd = self.children.pop(pid)
+        _, status, usage = os.wait4(pid, 0)
+        self.selector.unregister(pidfd)
+        os.close(pidfd)
+        with contextlib.suppress(KeyError, ValueError):
+            self.selector.unregister(connection)
+        with contextlib.suppress(OSError), connection:
+            connection.sendall(_RESULT.pack(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime))
+
+    def _close_for_child(self, keep: socket.socket) -> None:
+        self.selector.close()
+        self.listener.close()
+        for connection, pidfd in self.children.values():
+            connection.close()
+            os.close(pidfd)
+        keep.close()
+
+
+def _run_job(request: dict, fds: list[int]) -> None:
+    """In the forked child: become the job (its streams, directory, environment) and run Snakemake's copy of
+    the script as `__main__`, as `python script` would; exit with its status."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    for number in (signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(number, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    os.chdir(request["cwd"])
+    os.umask(request["umask"])
+    os.environ.clear()
+    os.environ.update({key: value for key, value in request["env"].items() if key != ADDRESS})
+    tempfile.tempdir = None  # TMPDIR may be the job's own (Snakemake's tmpdir resource)
+    status = run_script(request["script"])
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    with contextlib.suppress(Exception):
+        atexit._run_exitfuncs()  # what an interpreter runs at its end: logging's flush among them
+    os._exit(status)
+
+
+def run_script(path: str) -> int:
+    """Run a script file as `__main__`; its exit status. An exception goes to `sys.excepthook`, the job's own
+    where the script installed one (storyeval.io.log_to: the traceback to the rule's log)."""
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    sys.modules["__main__"] = main
+    sys.argv = [path]
+    try:
+        exec(compile(Path(path).read_bytes(), path, "exec"), main.__dict__)
+    except SystemExit as end:
+        if end.code is None or isinstance(end.code, int):
+            return end.code or 0
+        print(end.code, file=sys.stderr)
+        return 1
+    except BaseException:
+        if sys.excepthook is sys.__excepthook__:  # failed before the script's log_to: log as a fresh job would
+            import storyeval
+
+            storyeval.log_a_jobs_failure(main)
+        try:
+            sys.excepthook(*sys.exc_info())
+        except Exception:
+            traceback.print_exc()
+        return 1
+    return 0
+
+
+def main(argv: list[str]) -> None:
+    address, scripts = Path(argv[0]), Path(argv[1])
+    server = Server(address)
+    preload(handoff_imports(scripts))
+    server.serve()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
