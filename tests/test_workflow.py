@@ -10,6 +10,7 @@ import yaml
 from test_report_pages import HANNA_SHAPE, assert_pages_tell_the_truth
 
 from storyeval.datasets import metric_names
+from storyeval.workflow import jobserver
 
 from conftest import REPO
 from workflow_helpers import comment_appended, copy_mirror, make_workdir, run_snakemake
@@ -41,9 +42,19 @@ TEST_DATASETS = {
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory, hanna_mirror):
     workdir = make_workdir(tmp_path_factory.mktemp("run"), OTHER_BUILT_IN, **TEST_DATASETS)
-    result = run_snakemake(workdir, "--cores", "2")
+    result = run_snakemake(workdir, "--cores", "2", **{jobserver.ACCOUNTING: str(workdir / "handed_off.tsv")})
     assert result.returncode == 0, result.stderr[-3000:]
     return workdir
+
+
+def test_light_jobs_ran_in_the_job_server(finished_run):
+    """The run's analysis, table and figure jobs were handed to its job server (storyeval.workflow.jobserver);
+    the neural ones, which import torch, ran in their own interpreters."""
+    handed_off = pd.read_csv(finished_run / "handed_off.tsv", sep="\t", names=["rule", "wildcards", "cpu", "own"])
+    rules = set(handed_off.rule)
+    assert {"correlations", "williams", "tables_common", "fig_williams_story", "metric", "merge_scores"} <= rules
+    assert not rules & {"embed_texts", "neural_metric"}
+    assert handed_off.own.median() < 0.5  # the hand-off's own CPU seconds: an interpreter without pandas
 
 
 def test_outputs_hold_the_papers_numbers(finished_run):

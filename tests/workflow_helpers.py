@@ -42,9 +42,9 @@ def make_workdir(tmp: Path, without: tuple[str, ...] = (), **overrides) -> Path:
     return tmp
 
 
-def run_snakemake(workdir: Path, *args: str, timeout: int = 1800, repository: Path = REPO
+def run_snakemake(workdir: Path, *args: str, timeout: int = 1800, repository: Path = REPO, **env: str
                   ) -> subprocess.CompletedProcess:
-    env = dict(os.environ, MPLBACKEND="Agg")
+    env = dict(os.environ, MPLBACKEND="Agg", **env)
     command = [SNAKEMAKE, "-s", str(repository / "Snakefile"), "--directory", str(workdir),
                "--workflow-profile", "none", *args]
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)

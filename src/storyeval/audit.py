@@ -28,6 +28,7 @@ from storyeval.data.load import needs_exact_means, reanalysis_recomputes
 from storyeval.data.registry import RELEASED_RATERS, resolve_metrics
 from storyeval.data.scoreset import Cube
 from storyeval.errors import InputError
+from storyeval.grading import decimals, grade_number
 from storyeval.io import markdown_table
 from storyeval.stats.correlation import COEFFICIENTS, authors_means, merge_float_ties
 from storyeval.stats.kendall import kendall
@@ -117,31 +118,6 @@ def read_paper_values(path: str | Path) -> dict:
             "fix: write each table as columns and rows, or cells [y, x, value]"
         )
     return tables
-
-
-def decimals(values) -> int:
-    """Printed precision: the most decimals any printed number of a column shows (repr, trailing zeros dropped)."""
-    places = [
-        len(repr(float(value)).split(".")[1].rstrip("0")) if isinstance(value, float) else 0
-        for value in values
-        if isinstance(value, (int, float)) and not isinstance(value, bool)
-    ]
-    return max(places, default=0)
-
-
-def half_up(value: float, places: int) -> float:
-    return math.floor(value * 10**places + 0.5 + 1e-9) / 10**places
-
-
-def grade_number(printed: float, ours: float | None, places: int) -> str:
-    """exact: ours rounds to the printed value; within: another rounding rule gives it (half up, or half up
-    through one more decimal, as a table copied from a 2-decimal one); differs otherwise (or missing)."""
-    if ours is None or not math.isfinite(ours):
-        return "differs"
-    if abs(round(ours, places) - printed) < 1e-9:
-        return "exact"
-    others = (half_up(ours, places), half_up(half_up(ours, places + 1), places))
-    return "within" if any(abs(value - printed) < 1e-9 for value in others) else "differs"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The reproduction audit of the built-in datasets' papers: each number a kind module declares as printed
 (`storyeval.datasets.base.Printed`) beside storyeval's value in the dataset's results, graded at the printed
-precision as the HANNA audit grades (storyeval.audit.grade_number). Statuses (STATUSES): exact; within (another
+precision as the HANNA audit grades (storyeval.grading.grade_number). Statuses (STATUSES): exact; within (another
 rounding rule at the printed precision, or inside a printed range such as an abstract's "3-10X"); explained (a
 deviation for which the module names evidence, a result row that reproduces the printed value another way);
 not reproduced (a deviation: the module's note says what was tried); not computed (no result row holds it). Each
@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 
 import pandas as pd
 
-from storyeval.audit import decimals, grade_number
 from storyeval.datasets.base import Printed
+from storyeval.grading import decimals, grade_number
 
 STATUSES = ("exact", "within", "explained", "not reproduced", "not computed")
 REFERENCES = {"paper": "printed paper", "code": "authors' code output", "notebook": "authors' notebook output"}

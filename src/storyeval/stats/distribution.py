@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import wasserstein_distance
 
 from storyeval.judges.cache import DISTRIBUTION, RATINGS
 
@@ -40,6 +39,8 @@ def histogram(ratings) -> np.ndarray:
 
 def distance(p, q) -> float:
     """1-Wasserstein distance between two distributions over the ratings 1..5."""
+    from scipy.stats import wasserstein_distance  # here: the workflow's start-up imports this module
+
     return float(wasserstein_distance(RATINGS, RATINGS, p, q))
 
 
@@ -53,6 +54,8 @@ def raters_loo_distance(ratings) -> float:
 def to_raters(values, weights, rated) -> float:
     """1-Wasserstein distance between a judge's distribution (mass `weights` on the ratings `values`; None: equal
     masses) and the histogram of a story's ratings `rated`."""
+    from scipy.stats import wasserstein_distance
+
     return float(wasserstein_distance(values, RATINGS, weights, histogram(rated)))
 
 

@@ -127,7 +127,8 @@ def hand_off(main) -> int | None:
     if os.environ.get(ACCOUNTING):
         _account(os.environ[ACCOUNTING], job, cpu)
     if status < 0:  # killed by a signal (out of memory: SIGKILL): this process ends the same way, for Snakemake
-        signal.signal(-status, signal.SIG_DFL)
+        if -status not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
+            signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     return status
 
@@ -161,22 +162,31 @@ def _receive(connection: socket.socket, size: int) -> bytes | None:
 # ---------------------------------------------------------------- the server
 
 
+def script_imports(script: Path) -> list[str]:
+    """The modules a script imports at its top (absolute imports), in order; `from package import name` gives
+    the package and package.name, which may be a module or not."""
+    names = []
+    for node in ast.parse(script.read_text(), str(script)).body:
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names += [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+    return names
+
+
 def handoff_imports(scripts: Path) -> list[str]:
     """The modules the scripts that hand off import at their top, in order of first use."""
     modules: dict[str, None] = {}
     for script in sorted(scripts.glob("*.py")):
-        tree = ast.parse(script.read_text(), str(script))
-        names = [alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names]
-        names += [node.module for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
-                  and not node.level]
+        names = script_imports(script)
         if HANDOFF in names:
             modules.update(dict.fromkeys(name for name in names if name != HANDOFF))
     return list(modules)
 
 
 def preload(modules: list[str]) -> None:
-    """Import what the jobs will: what a job imports from here on is already there. A module that fails is
-    left to fail in the job that imports it, with that job's message and log."""
+    """Import what the jobs will: what a job imports from here on is already there. A name that is no module is
+    skipped; a module that fails is left to fail in the job that imports it, with that job's message and log."""
     for module in ["snakemake.script", "snakemake.logging", "snakemake.iocontainers", *modules]:
         with contextlib.suppress(Exception):
             importlib.import_module(module)
@@ -198,7 +208,6 @@ class Server:
         self.parent = os.getppid()
 
     def serve(self) -> None:
-        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         try:
             while os.getppid() == self.parent:  # Snakemake gone without stopping it: so is the server
                 for key, _ in self.selector.select(timeout=1.0):
@@ -215,9 +224,12 @@ class Server:
             for pid in list(self.children):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
-            with contextlib.suppress(OSError):
-                self.address.unlink()
-                self.address.parent.rmdir()
+            self.remove_socket()
+
+    def remove_socket(self) -> None:
+        with contextlib.suppress(OSError):
+            self.address.unlink()
+            self.address.parent.rmdir()
 
     def _accept(self) -> None:
         connection, _ = self.listener.accept()
@@ -318,8 +330,13 @@ def run_script(path: str) -> int:
 
 def main(argv: list[str]) -> None:
     address, scripts = Path(argv[0]), Path(argv[1])
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop(): the cleanup below runs, also mid-import
     server = Server(address)
-    preload(handoff_imports(scripts))
+    try:
+        preload(handoff_imports(scripts))
+    except SystemExit:
+        server.remove_socket()
+        raise
     server.serve()
 
 

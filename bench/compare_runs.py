@@ -1,0 +1,62 @@
+"""Are two runs' outputs the same bytes? Every file under results/ of two working directories (before and after a
+change of how the workflow runs: the job server, job order, fewer jobs), compared byte for byte.
+
+    python bench/compare_runs.py BEFORE_DIR AFTER_DIR
+
+Prints the count of identical files by kind, then each file that differs or exists in one run only. Files that
+record how the run went rather than what it computed may differ and are counted apart (MAY_DIFFER, with why).
+Exit status 1 when any other file differs or is missing."""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+MAY_DIFFER = {
+    r"computation_times\.(csv|md)$|report/computation_times\.html$": "the jobs' measured seconds",
+    r"\.signature\.json$": "the digests of the code that computed the scores (any edit of a script changes them)",
+    r"storyer-model/.*\.json$": "the training run's metadata (its clone's path)",
+}
+
+
+def may_differ(path: str) -> str | None:
+    return next((why for pattern, why in MAY_DIFFER.items() if re.search(pattern, path)), None)
+
+
+def compare(before: Path, after: Path) -> tuple[Counter, list[str], list[tuple[str, str]]]:
+    """(identical files by suffix, files that differ or exist in one run only, (file, why) that may differ)."""
+    files = {path.relative_to(root).as_posix() for root in (before, after) for path in (root / "results").rglob("*")
+             if path.is_file()}
+    same, wrong, allowed = Counter(), [], []
+    for name in sorted(files):
+        one, two = before / name, after / name
+        if one.is_file() and two.is_file() and filecmp.cmp(one, two, shallow=False):
+            same[Path(name).suffix or "(none)"] += 1
+        elif (why := may_differ(name)) and one.is_file() and two.is_file():
+            allowed.append((name, why))
+        else:
+            wrong.append(name + ("" if one.is_file() and two.is_file() else
+                                 " (only in " + ("before" if one.is_file() else "after") + ")"))
+    return same, wrong, allowed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before", type=Path)
+    parser.add_argument("after", type=Path)
+    args = parser.parse_args(argv)
+    same, wrong, allowed = compare(args.before, args.after)
+    print(f"identical: {sum(same.values())} files (" + ", ".join(f"{n} {s}" for s, n in same.most_common()) + ")")
+    for why in sorted(set(why for _, why in allowed)):
+        print(f"differ, as they may ({why}): {sum(1 for _, w in allowed if w == why)}")
+    for name in wrong:
+        print(f"DIFFERS: {name}")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

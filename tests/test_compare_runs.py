@@ -1,0 +1,32 @@
+"""bench/compare_runs.py: two runs' outputs compared byte for byte, with the files that may differ counted apart."""
+
+import importlib.util
+
+from conftest import REPO
+
+spec = importlib.util.spec_from_file_location("compare_runs", REPO / "bench/compare_runs.py")
+compare_runs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compare_runs)
+
+
+def write(root, files):
+    for name, content in files.items():
+        path = root / "results" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+
+
+def test_a_changed_byte_or_a_missing_file_fails_and_timings_may_differ(tmp_path, capsys):
+    before, after = tmp_path / "before", tmp_path / "after"
+    shared = {"hanna/correlations.csv": b"r\n0.5\n", "hanna/fig.png": b"\x89PNG"}
+    write(before, {**shared, "hanna/computation_times.csv": b"s\n1.0\n", "hanna/gone.csv": b"x"})
+    write(after, {**shared, "hanna/computation_times.csv": b"s\n2.0\n"})
+    assert compare_runs.main([str(before), str(after)]) == 1
+    out = capsys.readouterr().out
+    assert "identical: 2 files" in out and "DIFFERS: results/hanna/gone.csv (only in before)" in out
+    assert "differ, as they may (the jobs' measured seconds): 1" in out
+    write(after, {"hanna/gone.csv": b"x"})
+    assert compare_runs.main([str(before), str(after)]) == 0
+    write(after, {"hanna/correlations.csv": b"r\n0.50000001\n"})
+    assert compare_runs.main([str(before), str(after)]) == 1
+    assert "DIFFERS: results/hanna/correlations.csv\n" in capsys.readouterr().out

@@ -1,0 +1,144 @@
+"""The job server (storyeval.workflow.jobserver): a job handed off runs in a fork of the server that already holds
+the modules its script imports, with the job's streams, directory and environment, and ends with the job's status;
+a job whose process is killed takes its child with it; without a server the script runs in its own process."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from storyeval.workflow import jobserver
+
+HANDOFF_LINE = "import storyeval.workflow.handoff  # noqa: F401\n"
+
+
+@pytest.fixture
+def server(tmp_path, monkeypatch):
+    """A server for scripts in tmp_path/scripts (one that imports storyeval.grading at its top)."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "grade.py").write_text(HANDOFF_LINE + "from storyeval.grading import decimals\n")
+    (scripts / "alone.py").write_text("import storyeval.audit\n")  # no hand-off: not preloaded
+    monkeypatch.delenv(jobserver.OPT_OUT, raising=False)
+    monkeypatch.setattr(jobserver, "_servers", [])
+    jobserver.start(scripts, local=True)
+    assert os.environ.get(jobserver.ADDRESS)
+    yield scripts
+    jobserver.stop()
+
+
+def job(tmp_path: Path, body: str, threads: int = 1) -> types.SimpleNamespace:
+    """A job's `__main__` as Snakemake's copy of a script makes it: its `snakemake` object and the copy's path."""
+    script = tmp_path / "copy.py"
+    script.write_text(HANDOFF_LINE + textwrap.dedent(body))
+    snakemake = types.SimpleNamespace(threads=threads, rule="r", wildcards={"dataset": "d"})
+    return types.SimpleNamespace(snakemake=snakemake, __real_file__=str(script))
+
+
+def test_the_server_preloads_the_imports_of_the_scripts_that_hand_off(tmp_path):
+    (tmp_path / "a.py").write_text('"""doc"""\n' + HANDOFF_LINE + "import json\nfrom storyeval.io import log_to\n"
+                                   "def f():\n    import yaml\n")
+    (tmp_path / "b.py").write_text("import torch\n")
+    assert jobserver.handoff_imports(tmp_path) == ["json", "storyeval.io", "storyeval.io.log_to"]
+
+
+def test_a_job_runs_in_a_fork_that_holds_its_modules_with_its_streams_directory_and_environment(
+        server, tmp_path, monkeypatch, capfd):
+    out = tmp_path / "out.txt"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("STORYEVAL_TEST_VALUE", "planted")
+    main = job(tmp_path, f"""
+        import os, sys
+        print("to stdout"); print("to stderr", file=sys.stderr)
+        open({str(out)!r}, "w").write(" ".join([
+            str("storyeval.grading" in sys.modules), str("storyeval.audit" in sys.modules), os.getcwd(),
+            os.environ["STORYEVAL_TEST_VALUE"], str(os.environ.get({jobserver.ADDRESS!r})), __name__,
+            str(os.getppid() != {os.getpid()})]))
+        """)
+    accounts = tmp_path / "accounts.tsv"
+    monkeypatch.setenv(jobserver.ACCOUNTING, str(accounts))
+    assert jobserver.hand_off(main) == 0
+    assert out.read_text().split() == ["True", "False", str(tmp_path), "planted", "None", "__main__", "True"]
+    captured = capfd.readouterr()
+    assert "to stdout" in captured.out and "to stderr" in captured.err
+    rule, wildcards, child_cpu, own_cpu = accounts.read_text().split("\t")
+    assert (rule, wildcards) == ("r", "dataset=d") and float(child_cpu) >= 0 and float(own_cpu) > 0
+
+
+def test_exit_statuses_and_failures_are_the_jobs(server, tmp_path, capfd):
+    assert jobserver.hand_off(job(tmp_path, "import sys; sys.exit(3)")) == 3
+    assert jobserver.hand_off(job(tmp_path, "raise ValueError('planted failure')")) == 1
+    assert "ValueError: planted failure" in capfd.readouterr().err
+
+
+def test_a_job_with_more_threads_or_without_a_server_runs_in_its_own_process(server, tmp_path, monkeypatch):
+    assert jobserver.hand_off(job(tmp_path, "", threads=2)) is None
+    monkeypatch.delenv(jobserver.ADDRESS)
+    assert jobserver.hand_off(job(tmp_path, "")) is None
+    monkeypatch.setenv(jobserver.ADDRESS, str(tmp_path / "no-server.sock"))
+    assert jobserver.hand_off(job(tmp_path, "")) is None
+
+
+def test_opting_out_or_a_cluster_starts_no_server(tmp_path, monkeypatch):
+    monkeypatch.setattr(jobserver, "_servers", [])
+    monkeypatch.delenv(jobserver.ADDRESS, raising=False)
+    jobserver.start(tmp_path, local=False)
+    monkeypatch.setenv(jobserver.OPT_OUT, "1")
+    jobserver.start(tmp_path, local=True)
+    assert jobserver._servers == [] and jobserver.ADDRESS not in os.environ
+
+
+CLIENT = """
+import sys, types
+from storyeval.workflow import jobserver
+main = types.SimpleNamespace(snakemake=types.SimpleNamespace(threads=1, rule="r", wildcards={}),
+                             __real_file__=sys.argv[1])
+sys.exit(jobserver.hand_off(main))
+"""
+
+
+def client(tmp_path: Path, body: str) -> subprocess.Popen:
+    script = tmp_path / "copy.py"
+    script.write_text(textwrap.dedent(body))
+    return subprocess.Popen([sys.executable, "-c", CLIENT, str(script)], stderr=subprocess.PIPE, text=True)
+
+
+def wait_for(path: Path) -> str:
+    for _ in range(500):
+        if path.exists() and path.read_text():
+            return path.read_text()
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never written")
+
+
+def test_a_child_killed_by_a_signal_ends_its_job_the_same_way(server, tmp_path):
+    process = client(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    assert process.wait(timeout=60) == -signal.SIGKILL, process.stderr.read()
+
+
+def test_killing_a_job_kills_its_child(server, tmp_path):
+    pid_file = tmp_path / "pid"
+    process = client(tmp_path, f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+                               "time.sleep(300)")
+    child = int(wait_for(pid_file))
+    process.kill()
+    process.wait()
+    for _ in range(500):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the child outlived its job")
+
+
+def test_stopping_the_server_removes_its_socket(server):
+    address = Path(os.environ[jobserver.ADDRESS])
+    jobserver.stop()
+    assert not address.exists() and not address.parent.exists() and jobserver.ADDRESS not in os.environ
