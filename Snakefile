@@ -52,7 +52,11 @@ rule released:
 
 # Light script jobs run in forks of one interpreter that imported their modules once (storyeval.workflow.jobserver).
 onstart:
-    jobserver.start(Path(workflow.basedir, "workflow/scripts"), workflow.local_exec)
+    jobserver.start(
+        Path(workflow.basedir, "workflow/scripts"),
+        workflow.local_exec,
+        [job.rule.script for job in workflow.dag.needrun_jobs()],
+    )
 
 
 onsuccess:

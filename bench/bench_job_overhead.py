@@ -97,7 +97,7 @@ def main() -> None:
     rules = rules_of_scripts()
     handing_off = [path for path in sorted(SCRIPTS.glob("*.py")) if jobserver.HANDOFF in path.read_text()]
     os.environ["PYTHONPATH"] = str(REPO / "src")
-    jobserver.start(SCRIPTS, local=True)
+    jobserver.start(SCRIPTS, local=True, job_scripts=[path.name for path in handing_off] * jobserver.MIN_JOBS)
     try:
         with tempfile.TemporaryDirectory() as scratch:
             accounts, body = Path(scratch, "accounts.tsv"), Path(scratch, "job.py")

@@ -63,15 +63,15 @@ def job_times(work: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_workflow(work: Path, cores: int) -> tuple[float, float]:
+def run_workflow(work: Path, cores: int, *options: str) -> tuple[float, float]:
     """One run from nothing (outputs, logs and Snakemake's records removed): wall and CPU seconds of Snakemake and
-    all its jobs."""
+    all its jobs. `options`: more of Snakemake's (a --configfile)."""
     for name in ("results", "logs", "benchmarks", ".snakemake"):
         shutil.rmtree(work / name, ignore_errors=True)
     snakemake = Path(sys.executable).with_name("snakemake")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    result = subprocess.run([str(snakemake), "-s", "bench.smk", "--cores", str(cores), "bench_released"],
+    result = subprocess.run([str(snakemake), "-s", "bench.smk", "--cores", str(cores), *options, "bench_released"],
                             cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

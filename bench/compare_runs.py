@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import json
 import re
+import struct
 import sys
 from collections import Counter
 from pathlib import Path
@@ -21,6 +23,17 @@ MAY_DIFFER = {
     r"\.signature\.json$": "the digests of the code that computed the scores (any edit of a script changes them)",
     r"storyer-model/.*\.json$": "the training run's metadata (its clone's path)",
 }
+
+
+SAFETENSORS_METADATA = "a safetensors header's metadata (the model's path, the digests of the code)"
+
+
+def safetensors_parts(path: Path) -> tuple[dict, dict, bytes]:
+    """(metadata, the tensors' header entries, the tensor bytes) of a safetensors file."""
+    data = path.read_bytes()
+    size = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + size])
+    return header.pop("__metadata__", {}), header, data[8 + size:]
 
 
 def may_differ(path: str) -> str | None:
@@ -38,6 +51,9 @@ def compare(before: Path, after: Path) -> tuple[Counter, list[str], list[tuple[s
             same[Path(name).suffix or "(none)"] += 1
         elif (why := may_differ(name)) and one.is_file() and two.is_file():
             allowed.append((name, why))
+        elif name.endswith(".safetensors") and one.is_file() and two.is_file() \
+                and safetensors_parts(one)[1:] == safetensors_parts(two)[1:]:
+            allowed.append((name, SAFETENSORS_METADATA))
         else:
             wrong.append(name + ("" if one.is_file() and two.is_file() else
                                  " (only in " + ("before" if one.is_file() else "after") + ")"))

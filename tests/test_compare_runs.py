@@ -1,12 +1,19 @@
 """bench/compare_runs.py: two runs' outputs compared byte for byte, with the files that may differ counted apart."""
 
 import importlib.util
+import json
+import struct
 
 from conftest import REPO
 
 spec = importlib.util.spec_from_file_location("compare_runs", REPO / "bench/compare_runs.py")
 compare_runs = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(compare_runs)
+
+
+def safetensors(metadata: dict, data: bytes) -> bytes:
+    header = json.dumps({"__metadata__": metadata, "x": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}})
+    return struct.pack("<Q", len(header)) + header.encode() + data
 
 
 def write(root, files):
@@ -27,6 +34,11 @@ def test_a_changed_byte_or_a_missing_file_fails_and_timings_may_differ(tmp_path,
     assert "differ, as they may (the jobs' measured seconds): 1" in out
     write(after, {"hanna/gone.csv": b"x"})
     assert compare_runs.main([str(before), str(after)]) == 0
-    write(after, {"hanna/correlations.csv": b"r\n0.50000001\n"})
+    write(before, {"e.safetensors": safetensors({"path": "/a"}, b"\x00" * 8)})
+    write(after, {"e.safetensors": safetensors({"path": "/b"}, b"\x00" * 8)})
+    assert compare_runs.main([str(before), str(after)]) == 0
+    write(after, {"e.safetensors": safetensors({"path": "/a"}, b"\x01" + b"\x00" * 7)})
+    assert compare_runs.main([str(before), str(after)]) == 1
+    write(after, {"e.safetensors": safetensors({"path": "/a"}, b"\x00" * 8), "hanna/correlations.csv": b"r\n0.5001\n"})
     assert compare_runs.main([str(before), str(after)]) == 1
     assert "DIFFERS: results/hanna/correlations.csv\n" in capsys.readouterr().out

@@ -23,11 +23,16 @@ def server(tmp_path, monkeypatch):
     """A server for scripts in tmp_path/scripts (one that imports storyeval.grading at its top)."""
     scripts = tmp_path / "scripts"
     scripts.mkdir()
-    (scripts / "grade.py").write_text(HANDOFF_LINE + "from storyeval.grading import decimals\n")
+    # a module that sets a variable at import, for a library it loads later (as storyeval.learned.embed: MKL's)
+    modules = tmp_path / "modules"
+    modules.mkdir()
+    (modules / "sets_at_import.py").write_text("import os\nos.environ.setdefault('STORYEVAL_SET_AT_IMPORT', 'yes')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(modules), os.environ.get("PYTHONPATH", "")]))
+    (scripts / "grade.py").write_text(HANDOFF_LINE + "import sets_at_import\nfrom storyeval.grading import decimals\n")
     (scripts / "alone.py").write_text("import storyeval.audit\n")  # no hand-off: not preloaded
     monkeypatch.delenv(jobserver.OPT_OUT, raising=False)
     monkeypatch.setattr(jobserver, "_servers", [])
-    jobserver.start(scripts, local=True)
+    jobserver.start(scripts, local=True, job_scripts=["../scripts/grade.py"] * jobserver.MIN_JOBS)
     assert os.environ.get(jobserver.ADDRESS)
     yield scripts
     jobserver.stop()
@@ -35,7 +40,7 @@ def server(tmp_path, monkeypatch):
 
 def job(tmp_path: Path, body: str, threads: int = 1) -> types.SimpleNamespace:
     """A job's `__main__` as Snakemake's copy of a script makes it: its `snakemake` object and the copy's path."""
-    script = tmp_path / "copy.py"
+    script = tmp_path / "snakemake_copy.py"
     script.write_text(HANDOFF_LINE + textwrap.dedent(body))
     snakemake = types.SimpleNamespace(threads=threads, rule="r", wildcards={"dataset": "d"})
     return types.SimpleNamespace(snakemake=snakemake, __real_file__=str(script))
@@ -59,12 +64,12 @@ def test_a_job_runs_in_a_fork_that_holds_its_modules_with_its_streams_directory_
         open({str(out)!r}, "w").write(" ".join([
             str("storyeval.grading" in sys.modules), str("storyeval.audit" in sys.modules), os.getcwd(),
             os.environ["STORYEVAL_TEST_VALUE"], str(os.environ.get({jobserver.ADDRESS!r})), __name__,
-            str(os.getppid() != {os.getpid()})]))
+            str(os.getppid() != {os.getpid()}), os.environ.get("STORYEVAL_SET_AT_IMPORT", "unset")]))
         """)
     accounts = tmp_path / "accounts.tsv"
     monkeypatch.setenv(jobserver.ACCOUNTING, str(accounts))
     assert jobserver.hand_off(main) == 0
-    assert out.read_text().split() == ["True", "False", str(tmp_path), "planted", "None", "__main__", "True"]
+    assert out.read_text().split() == ["True", "False", str(tmp_path), "planted", "None", "__main__", "True", "yes"]
     captured = capfd.readouterr()
     assert "to stdout" in captured.out and "to stderr" in captured.err
     rule, wildcards, child_cpu, own_cpu = accounts.read_text().split("\t")
@@ -85,12 +90,20 @@ def test_a_job_with_more_threads_or_without_a_server_runs_in_its_own_process(ser
     assert jobserver.hand_off(job(tmp_path, "")) is None
 
 
-def test_opting_out_or_a_cluster_starts_no_server(tmp_path, monkeypatch):
+def test_opting_out_a_cluster_or_too_few_jobs_start_no_server(tmp_path, monkeypatch):
+    (tmp_path / "grade.py").write_text(HANDOFF_LINE)
+    (tmp_path / "alone.py").write_text("import json\n")
     monkeypatch.setattr(jobserver, "_servers", [])
     monkeypatch.delenv(jobserver.ADDRESS, raising=False)
-    jobserver.start(tmp_path, local=False)
+    monkeypatch.delenv(jobserver.OPT_OUT, raising=False)
+    enough = ["../scripts/grade.py"] * jobserver.MIN_JOBS
+    few = enough[1:] + ["../scripts/alone.py", None]
+    assert jobserver.handing_off(tmp_path, enough) == jobserver.MIN_JOBS
+    assert jobserver.handing_off(tmp_path, few) == jobserver.MIN_JOBS - 1
+    jobserver.start(tmp_path, local=True, job_scripts=few)
+    jobserver.start(tmp_path, local=False, job_scripts=enough)
     monkeypatch.setenv(jobserver.OPT_OUT, "1")
-    jobserver.start(tmp_path, local=True)
+    jobserver.start(tmp_path, local=True, job_scripts=enough)
     assert jobserver._servers == [] and jobserver.ADDRESS not in os.environ
 
 
@@ -104,7 +117,7 @@ sys.exit(jobserver.hand_off(main))
 
 
 def client(tmp_path: Path, body: str) -> subprocess.Popen:
-    script = tmp_path / "copy.py"
+    script = tmp_path / "snakemake_copy.py"
     script.write_text(textwrap.dedent(body))
     return subprocess.Popen([sys.executable, "-c", CLIENT, str(script)], stderr=subprocess.PIPE, text=True)
 

@@ -20,6 +20,9 @@ if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != sys.path[0]:
 # 2.3x the CPU time and 2-3x the wall time of waiting passively (bench/bench_thread_wait.py); on a quiet machine
 # passive waits cost 10-15 % of that pass's wall time. Same results.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# POT runs on numpy arrays only: its torch backend costs 1.1 s of import in each job (and worker process) that
+# imports POT, and the job server (storyeval.workflow.jobserver) imports POT once for all jobs only without it.
+os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
 
 from storyeval.data.fetch import sha256sum
 from storyeval.datasets import KIND_MODULES

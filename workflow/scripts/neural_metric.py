@@ -1,9 +1,11 @@
 """Compute one neural metric on one dataset with the configured model or the shared embedding cache."""
 
+import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
+
 import os
 
 # POT is used on numpy arrays only; its torch backend costs 1.1 s of import in this process and in each
-# worker process it spawns (POT's documented switch; inherited by the workers).
+# worker process it spawns (POT's documented switch; inherited by the workers; the workflow sets it too).
 os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
 
 

@@ -50,13 +50,23 @@ ONE_THREAD = ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
 # ---------------------------------------------------------------- the Snakefile's side: start and stop
 
 
+# The server's imports cost ~2 CPU-s, a job's own ~0.4-1.4: fewer jobs than this to hand off, and it costs more
+# than it saves.
+MIN_JOBS = 3
 _servers: list[subprocess.Popen] = []  # the one this Snakemake process started
 
 
-def start(scripts: Path, local: bool) -> None:
-    """Start the server for the jobs of this run and point them at it, unless jobs run elsewhere or the user
-    opted out. It listens before it imports, so a job that comes early waits for the imports, no longer."""
-    if not local or os.environ.get(OPT_OUT) or _servers:
+def handing_off(scripts: Path, job_scripts: list[str | None]) -> int:
+    """How many of the run's jobs (their `script:` paths; None for other jobs) run a script that hands off."""
+    hands_off = {path.name for path in scripts.glob("*.py") if HANDOFF in script_imports(path)}
+    return sum(1 for script in job_scripts if script and Path(script).name in hands_off)
+
+
+def start(scripts: Path, local: bool, job_scripts: list[str | None]) -> None:
+    """Start the server for the jobs of this run and point them at it, unless jobs run elsewhere, the user opted
+    out or too few jobs would hand off (MIN_JOBS). It listens before it imports, so a job that comes early waits
+    for the imports, no longer."""
+    if not local or os.environ.get(OPT_OUT) or _servers or handing_off(scripts, job_scripts) < MIN_JOBS:
         return
     folder = Path(tempfile.mkdtemp(prefix="storyeval-jobs-"))  # short: a socket's path has at most 107 bytes
     address = folder / SOCKET_NAME
@@ -184,12 +194,25 @@ def handoff_imports(scripts: Path) -> list[str]:
     return list(modules)
 
 
-def preload(modules: list[str]) -> None:
+# Libraries the handed-off jobs import where they compute (the metric modules import them lazily, so a job in its
+# own interpreter pays only for what it uses): POT (its numpy backend: POT_BACKEND_DISABLE_PYTORCH, set for every
+# job by the workflow), the compiled transport solvers, NLTK's METEOR and stemmers, sacreBLEU.
+LAZY_IMPORTS = ("ot", "storyeval.neural.ot", "storyeval.neural.transport", "storyeval.neural.simplex",
+                "nltk.translate.meteor_score", "nltk.stem.porter", "nltk.stem.snowball", "sacrebleu.metrics",
+                "scipy.linalg", "scipy.spatial.distance", "sklearn.preprocessing")
+
+
+def preload(modules: list[str]) -> dict[str, str]:
     """Import what the jobs will: what a job imports from here on is already there. A name that is no module is
-    skipped; a module that fails is left to fail in the job that imports it, with that job's message and log."""
-    for module in ["snakemake.script", "snakemake.logging", "snakemake.iocontainers", *modules]:
+    skipped; a module that fails is left to fail in the job that imports it, with that job's message and log.
+    Returns the environment variables the imports set (a module may set one for a library it loads later: MKL's
+    reproducible mode), which each job gets as its own import would have set them."""
+    before = dict(os.environ)
+    lazy = [] if "POT_BACKEND_DISABLE_PYTORCH" not in os.environ else list(LAZY_IMPORTS)  # else POT imports torch
+    for module in ["snakemake.script", "snakemake.logging", "snakemake.iocontainers", *modules, *lazy]:
         with contextlib.suppress(Exception):
             importlib.import_module(module)
+    return {key: value for key, value in os.environ.items() if before.get(key) != value}
 
 
 class Server:
@@ -198,6 +221,7 @@ class Server:
     threads and no locks another thread could hold."""
 
     def __init__(self, address: Path):
+        self.import_env: dict[str, str] = {}
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(str(address))
         self.listener.listen(64)
@@ -249,7 +273,7 @@ class Server:
         pid = os.fork()
         if pid == 0:
             self._close_for_child(connection)
-            _run_job(pickle.loads(body), fds)  # never returns
+            _run_job(pickle.loads(body), fds, self.import_env)  # never returns
         for fd in fds:
             os.close(fd)
         pidfd = os.pidfd_open(pid)
@@ -276,7 +300,7 @@ class Server:
         keep.close()
 
 
-def _run_job(request: dict, fds: list[int]) -> None:
+def _run_job(request: dict, fds: list[int], import_env: dict[str, str]) -> None:
     """In the forked child: become the job (its streams, directory, environment) and run Snakemake's copy of
     the script as `__main__`, as `python script` would; exit with its status."""
     for target, fd in enumerate(fds):
@@ -288,7 +312,7 @@ def _run_job(request: dict, fds: list[int]) -> None:
     os.chdir(request["cwd"])
     os.umask(request["umask"])
     os.environ.clear()
-    os.environ.update({key: value for key, value in request["env"].items() if key != ADDRESS})
+    os.environ.update({**import_env, **{key: value for key, value in request["env"].items() if key != ADDRESS}})
     tempfile.tempdir = None  # TMPDIR may be the job's own (Snakemake's tmpdir resource)
     status = run_script(request["script"])
     for stream in (sys.stdout, sys.stderr):
@@ -333,7 +357,7 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop(): the cleanup below runs, also mid-import
     server = Server(address)
     try:
-        preload(handoff_imports(scripts))
+        server.import_env = preload(handoff_imports(scripts))
     except SystemExit:
         server.remove_socket()
         raise

@@ -1,0 +1,101 @@
+"""Benchmark: the released-score path (HANNA's analysis: statistics, tables, figures and their pages) at k times
+HANNA's stories, so that a user can predict a run on their data (docs/performance.md, "Scaling").
+
+HANNA's released files hold, per system, a list of 96 values (one per prompt) in each cell. A k-times file holds
+k * 96 prompts: the real prompts k times over, the metric values of each copy after the first moved by a seeded
+relative jitter of 1e-9 (no ties the real data lack; the statistics' work is the same), the ratings as they are.
+Each size runs the workflow's analysis_targets(RUN, "hanna", "released") from nothing in a scratch copy of the
+working tree (bench_workflow_analysis.py), with the raw annotation file off (it holds HANNA's 1,056 stories only).
+Per size: wall and CPU seconds (Snakemake, the job server and every job), and the rules whose jobs spent the most
+CPU seconds (the job server's accounting, storyeval.workflow.jobserver.ACCOUNTING).
+
+    python bench/bench_scaling.py [--sizes 1 10 100] [--cores 2] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_workflow_analysis import REPO, run_workflow, scratch_copy  # noqa: E402
+
+MIRROR = REPO.parent / "shared/data/hanna"
+SCALED = ("scores", "scores_llm")  # the pinned files (config.yaml hanna.files) a size scales
+CRITERIA = {"Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"}
+
+
+def scaled_cell(values: list, copies: int, rng: np.random.Generator, jitter: bool) -> str:
+    """A cell's per-prompt list, `copies` times; copies after the first jittered where `jitter`."""
+    base = np.asarray(values, dtype=float)
+    parts = [base] + [base * (1 + 1e-9 * rng.standard_normal(base.size)) if jitter else base
+                      for _ in range(copies - 1)]
+    return json.dumps(np.concatenate(parts).tolist())
+
+
+def scale_file(source: Path, target: Path, copies: int, seed: int) -> str:
+    """Write the k-times file; its sha256."""
+    table = pd.read_csv(source, dtype=str, keep_default_na=False)
+    rng = np.random.default_rng(seed)
+    for column in table.columns[1:]:
+        rater = column.split(" ")[0] == "Human" or column in CRITERIA
+        table[column] = [scaled_cell(json.loads(cell), copies, rng, jitter=not rater) for cell in table[column]]
+    table.to_csv(target, index=False)
+    return hashlib.sha256(target.read_bytes()).hexdigest()
+
+
+def mirror(root: Path, copies: int) -> dict:
+    """A mirror directory with the k-times files (the others linked); the config that points the run at it."""
+    pinned = yaml.safe_load((REPO / "config.yaml").read_text())["hanna"]["files"]
+    folder = root / f"mirror-{copies}x"
+    folder.mkdir(parents=True, exist_ok=True)
+    for entry in pinned.values():
+        if not (folder / entry["path"]).exists() and (MIRROR / entry["path"]).exists():
+            os.symlink(MIRROR / entry["path"], folder / entry["path"])
+    files = {}
+    for key in SCALED:
+        target = folder / pinned[key]["path"]
+        target.unlink()
+        files[key] = {"sha256": scale_file(MIRROR / pinned[key]["path"], target, copies, seed=copies)}
+    return {"data": {"mirrors": {"hanna": [str(folder)]}}, "hanna": {"files": files, "annotations": "skip"}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1, 10, 100])
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="scratch directory to use and keep (default: a temporary one)")
+    args = parser.parse_args()
+    root = args.keep or Path(tempfile.mkdtemp(prefix="bench_scaling_"))
+    work = root / "ws"
+    shutil.rmtree(work, ignore_errors=True)
+    scratch_copy(work)
+    print("| stories | wall s | CPU s | CPU s per 1,000 stories | most CPU (rule: CPU s) |\n|---:|---:|---:|---:|---|")
+    for copies in args.sizes:
+        config = root / f"scaling-{copies}x.yaml"
+        config.write_text(yaml.safe_dump(mirror(root, copies)))
+        accounts = work / "accounts.tsv"
+        accounts.unlink(missing_ok=True)
+        os.environ["STORYEVAL_JOB_ACCOUNTING"] = str(accounts)
+        wall, cpu = run_workflow(work, args.cores, "--configfile", str(config))
+        jobs = pd.read_csv(accounts, sep="\t", names=["rule", "wildcards", "cpu", "own"])
+        top = jobs.groupby("rule").cpu.sum().sort_values(ascending=False).head(3)
+        stories = 1056 * copies
+        print(f"| {stories:,} | {wall:.1f} | {cpu:.1f} | {1000 * cpu / stories:.1f} | "
+              + ", ".join(f"{rule}: {seconds:.1f}" for rule, seconds in top.items()) + " |", flush=True)
+    if not args.keep:
+        shutil.rmtree(root)
+
+
+if __name__ == "__main__":
+    main()
