@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ import pandas as pd
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_workflow_analysis import REPO, run_workflow, scratch_copy  # noqa: E402
+from bench_workflow_analysis import REPO, run_workflow, scratch_workspace  # noqa: E402
 
 MIRROR = REPO.parent / "shared/data/hanna"
 SCALED = ("scores", "scores_llm")  # the pinned files (config.yaml hanna.files) a size scales
@@ -76,10 +75,7 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="scratch directory to use and keep (default: a temporary one)")
     args = parser.parse_args()
-    root = args.keep or Path(tempfile.mkdtemp(prefix="bench_scaling_"))
-    work = root / "ws"
-    shutil.rmtree(work, ignore_errors=True)
-    scratch_copy(work)
+    root, work = scratch_workspace(args.keep, "bench_scaling_")
     print("| stories | wall s | CPU s | CPU s per 1,000 stories | most CPU (rule: CPU s) |\n|---:|---:|---:|---:|---|")
     for copies in args.sizes:
         config = root / f"scaling-{copies}x.yaml"

@@ -44,6 +44,15 @@ def scratch_copy(work: Path) -> None:
         shared.symlink_to(REPO.parent / "shared")
 
 
+def scratch_workspace(keep: Path | None, prefix: str) -> tuple[Path, Path]:
+    """(root, work): `keep` or a new temporary folder, and in it a fresh scratch copy of the working tree."""
+    root = keep or Path(tempfile.mkdtemp(prefix=prefix))
+    work = root / "ws"
+    shutil.rmtree(work, ignore_errors=True)
+    scratch_copy(work)
+    return root, work
+
+
 def package_seconds(repeat: int) -> dict[str, float]:
     """bench_analysis.py's totals: best of `repeat` runs of the analyses and of the statistics, and the median
     of whole runs."""
@@ -87,10 +96,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="scratch directory to use and keep (default: a temporary one)")
     parser.add_argument("--package-seconds", type=float, help="skip bench_analysis.py: the in-package time to use")
     args = parser.parse_args()
-    root = args.keep or Path(tempfile.mkdtemp(prefix="bench_workflow_"))
-    work = root / "ws"
-    shutil.rmtree(work, ignore_errors=True)
-    scratch_copy(work)
+    root, work = scratch_workspace(args.keep, "bench_workflow_")
     # Each workflow run is followed by the package's runs, so that both see the same load on a shared machine.
     runs, packages = [], []
     for _ in range(args.repeat):
