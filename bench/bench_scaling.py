@@ -80,6 +80,7 @@ def main() -> None:
     for copies in args.sizes:
         config = root / f"scaling-{copies}x.yaml"
         config.write_text(yaml.safe_dump(mirror(root, copies)))
+        shutil.rmtree(work / "resources", ignore_errors=True)  # the previous size's fetched copies
         accounts = work / "accounts.tsv"
         accounts.unlink(missing_ok=True)
         os.environ["STORYEVAL_JOB_ACCOUNTING"] = str(accounts)

@@ -5,6 +5,7 @@ analysis_targets("hanna", "released") (statistics, tables, figures and their rep
 time, the CPU seconds of Snakemake and all its jobs, each job's time from its benchmark: file, and the ratio of
 the wall time to bench_analysis.py's in-package computation (parse, correlations, tables, statistics).
 Usage: python bench/bench_workflow_analysis.py [--cores 2] [--repeat 3] [--keep DIR] [--package-seconds S]
+    [--without-figures]
 A busy machine inflates the wall time; the CPU seconds are the steadier measure. Both this machine's runs and the
 package's vary by 10-25 % from run to run, so each workflow run is followed by the package's runs (the same load)
 and the ratio reported is the median over the runs of a run's wall time over its package time.
@@ -31,25 +32,28 @@ TARGET_RULE = """include: "Snakefile"
 
 rule bench_released:
     input:
-        workflow_targets.analysis_targets(RUN, "hanna", "released"),
+        [path for path in workflow_targets.analysis_targets(RUN, "hanna", "released") if {keep}],
 """
+# --without-figures: the statistics and tables alone, the computations bench_analysis.py times in the package
+# (the figure jobs draw and encode 100 image files and 50 report images, which the package's timing does not).
+NOT_A_FIGURE = "'/figures/' not in path and '/report/fig' not in path and '/report/meta_best' not in path"
 
 
-def scratch_copy(work: Path) -> None:
+def scratch_copy(work: Path, figures: bool = True) -> None:
     """The working tree as it is (edits included), beside a link to the shared data mirrors it reads."""
     shutil.copytree(REPO, work, ignore=lambda folder, names: SKIP & set(names) if Path(folder) == REPO else set())
-    (work / "bench.smk").write_text(TARGET_RULE)
+    (work / "bench.smk").write_text(TARGET_RULE.format(keep="True" if figures else NOT_A_FIGURE))
     shared = work.parent / "shared"
     if not shared.exists():
         shared.symlink_to(REPO.parent / "shared")
 
 
-def scratch_workspace(keep: Path | None, prefix: str) -> tuple[Path, Path]:
+def scratch_workspace(keep: Path | None, prefix: str, figures: bool = True) -> tuple[Path, Path]:
     """(root, work): `keep` or a new temporary folder, and in it a fresh scratch copy of the working tree."""
     root = keep or Path(tempfile.mkdtemp(prefix=prefix))
     work = root / "ws"
     shutil.rmtree(work, ignore_errors=True)
-    scratch_copy(work)
+    scratch_copy(work, figures)
     return root, work
 
 
@@ -80,7 +84,7 @@ def run_workflow(work: Path, cores: int, *options: str) -> tuple[float, float]:
     snakemake = Path(sys.executable).with_name("snakemake")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    result = subprocess.run([str(snakemake), "-s", "bench.smk", "--cores", str(cores), *options, "bench_released"],
+    result = subprocess.run([str(snakemake), "-s", "bench.smk", "--cores", str(cores), "bench_released", *options],
                             cwd=work, capture_output=True, text=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -95,8 +99,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="workflow runs (default 3); the ratio uses medians")
     parser.add_argument("--keep", type=Path, help="scratch directory to use and keep (default: a temporary one)")
     parser.add_argument("--package-seconds", type=float, help="skip bench_analysis.py: the in-package time to use")
+    parser.add_argument("--without-figures", action="store_true", help="the statistics and tables alone")
     args = parser.parse_args()
-    root, work = scratch_workspace(args.keep, "bench_workflow_")
+    root, work = scratch_workspace(args.keep, "bench_workflow_", figures=not args.without_figures)
     # Each workflow run is followed by the package's runs, so that both see the same load on a shared machine.
     runs, packages = [], []
     for _ in range(args.repeat):
