@@ -10,6 +10,16 @@ def _job_log(main) -> str | None:
     return log[0] if isinstance(log, list) and log and isinstance(log[0], str) else None  # snakemake.io.Log
 
 
+def log_a_jobs_failure(main) -> None:
+    """Log to the job's rule log from here on (storyeval.io.log_to, which also installs its exception hook), where
+    `main` is a script job's `__main__` with its `snakemake` object: a job failing before its script's own log_to
+    call, at this package's first import (below) or in the job server's child (storyeval.workflow.jobserver)."""
+    if _job_log(main) is not None:
+        from storyeval.io import log_to
+
+        log_to(_job_log(main))
+
+
 def _log_a_jobs_import_failure() -> None:
     """In a Snakemake script job (its `snakemake` object is a global of the script, __main__), log to the rule's
     log from the first import of this package: a module that fails to import, before the script's own
@@ -18,33 +28,20 @@ def _log_a_jobs_import_failure() -> None:
     object is not there yet: the hook then looks for it when an exception reaches it."""
     main = sys.modules.get("__main__")
     if _job_log(main) is not None:
-        from storyeval.io import log_to
-
-        log_to(_job_log(main))
+        log_a_jobs_failure(main)
     elif ".snakemake" in str(getattr(main, "__file__", "")):  # Snakemake's copy of a rule's script
         previous = sys.excepthook
 
         def hook(kind, error, trace):
             if _job_log(main) is None:
                 return previous(kind, error, trace)
-            from storyeval.io import log_to
-
-            log_to(_job_log(main))  # installs io's own hook: the traceback to the log, one line to the console
+            log_a_jobs_failure(main)  # installs io's own hook: the traceback to the log, one line to the console
             return sys.excepthook(kind, error, trace)
 
         sys.excepthook = hook
 
 
 _log_a_jobs_import_failure()
-
-
-def log_a_jobs_failure(main) -> None:
-    """Log to the job's rule log from here on: a job failing before its script's io.log_to call (the job
-    server's child, storyeval.workflow.jobserver, which imported this package before there was a job)."""
-    if _job_log(main) is not None:
-        from storyeval.io import log_to
-
-        log_to(_job_log(main))
 
 
 def __getattr__(name: str):

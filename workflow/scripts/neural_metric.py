@@ -2,13 +2,6 @@
 
 import storyeval.workflow.handoff  # noqa: F401 (first: the job runs in the run's job server)
 
-import os
-
-# POT is used on numpy arrays only; its torch backend costs 1.1 s of import in this process and in each
-# worker process it spawns (POT's documented switch; inherited by the workers; the workflow sets it too).
-os.environ.setdefault("POT_BACKEND_DISABLE_PYTORCH", "1")
-
-
 from storyeval.io import log_to, read_parquet
 from storyeval.metrics import catalog
 from storyeval.metrics.run import score_and_write

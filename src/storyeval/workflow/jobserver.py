@@ -13,7 +13,7 @@ set, a server that cannot be reached), the script goes on in its own interpreter
 Why fork rather than run jobs in Snakemake's threads (`run:` with `--use-threads`): jobs set process-wide state
 (matplotlib's rcParams, logging handlers, the exception hook, numpy's error state), and a child starts from the
 server's state, untouched by earlier jobs. Python's own forkserver (multiprocessing) starts children from a bare
-interpreter and takes no file descriptors from a client; this one does both in ~200 lines.
+interpreter and takes no file descriptors from a client; this one does both.
 """
 
 from __future__ import annotations
@@ -291,13 +291,15 @@ class Server:
         with contextlib.suppress(OSError), connection:
             connection.sendall(_RESULT.pack(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime))
 
-    def _close_for_child(self, keep: socket.socket) -> None:
+    def _close_for_child(self, own: socket.socket) -> None:
+        """In a new child: close the server's sockets and descriptors, its own job's connection too (the server
+        answers the job)."""
         self.selector.close()
         self.listener.close()
         for connection, pidfd in self.children.values():
             connection.close()
             os.close(pidfd)
-        keep.close()
+        own.close()
 
 
 def _run_job(request: dict, fds: list[int], import_env: dict[str, str]) -> None:
