@@ -3,9 +3,10 @@ change of how the workflow runs: the job server, job order, fewer jobs), compare
 
     python bench/compare_runs.py BEFORE_DIR AFTER_DIR
 
-Prints the count of identical files by kind, then each file that differs or exists in one run only. Files that
-record how the run went rather than what it computed may differ and are counted apart (MAY_DIFFER, with why).
-Exit status 1 when any other file differs or is missing."""
+Prints the count of identical files by kind, then each file that differs or exists in one run only, with, for a
+CSV file that differs in numbers alone, the largest difference. Files that record how the run went rather than
+what it computed may differ and are counted apart (MAY_DIFFER, with why). Exit status 1 when any other file
+differs or is missing."""
 
 from __future__ import annotations
 
@@ -34,6 +35,24 @@ def safetensors_parts(path: Path) -> tuple[dict, dict, bytes]:
     size = struct.unpack("<Q", data[:8])[0]
     header = json.loads(data[8:8 + size])
     return header.pop("__metadata__", {}), header, data[8 + size:]
+
+
+def largest_difference(one: Path, two: Path) -> float | None:
+    """The largest absolute difference between two CSV files' numbers, where their columns and every other cell
+    are the same; None otherwise."""
+    import numpy as np
+    import pandas as pd
+
+    left, right = pd.read_csv(one), pd.read_csv(two)
+    if list(left.columns) != list(right.columns) or left.shape != right.shape:
+        return None
+    numbers = [column for column in left if pd.api.types.is_float_dtype(left[column])
+               and pd.api.types.is_float_dtype(right[column])]
+    others = [column for column in left if column not in numbers]
+    a, b = left[numbers].to_numpy(), right[numbers].to_numpy()
+    if not left[others].equals(right[others]) or not np.array_equal(np.isnan(a), np.isnan(b)):
+        return None
+    return float(np.nanmax(np.abs(a - b), initial=0.0))
 
 
 def may_differ(path: str) -> str | None:
@@ -70,7 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     for why in sorted(set(why for _, why in allowed)):
         print(f"differ, as they may ({why}): {sum(1 for _, w in allowed if w == why)}")
     for name in wrong:
-        print(f"DIFFERS: {name}")
+        one, two = args.before / name, args.after / name
+        largest = largest_difference(one, two) if name.endswith(".csv") and one.is_file() and two.is_file() else None
+        print(f"DIFFERS: {name}" + ("" if largest is None else f" (numbers only, by at most {largest:.3g})"))
     return 1 if wrong else 0
 
 

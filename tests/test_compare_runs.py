@@ -41,4 +41,8 @@ def test_a_changed_byte_or_a_missing_file_fails_and_timings_may_differ(tmp_path,
     assert compare_runs.main([str(before), str(after)]) == 1
     write(after, {"e.safetensors": safetensors({"path": "/a"}, b"\x00" * 8), "hanna/correlations.csv": b"r\n0.5001\n"})
     assert compare_runs.main([str(before), str(after)]) == 1
+    assert "DIFFERS: results/hanna/correlations.csv (numbers only, by at most 0.0001)\n" in capsys.readouterr().out
+    write(before, {"hanna/correlations.csv": b"level,r\nstory,0.5\n"})
+    write(after, {"hanna/correlations.csv": b"level,r\nsystem,0.5\n"})  # a label differs: not numbers only
+    assert compare_runs.main([str(before), str(after)]) == 1
     assert "DIFFERS: results/hanna/correlations.csv\n" in capsys.readouterr().out

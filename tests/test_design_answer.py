@@ -4,7 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from storyeval.stats.answer import Settings, design_answer, leave_out_means, spearman_brown, weighted_r
+from storyeval.stats.answer import (
+    Settings,
+    block_r,
+    design_answer,
+    leave_out_means,
+    spearman_brown,
+    weighted_r,
+)
 from storyeval.stats.design import infer_design, rater_groups, story_blocks, writers_of
 from storyeval.stats.grouping import grouped_correlation
 
@@ -192,6 +199,26 @@ def test_weighted_r_is_pearson_and_demeans_by_group():
     assert within == pytest.approx([np.corrcoef(demeaned[:, k], demeaned[:, 2])[0, 1] for k in range(2)])
     doubled = weighted_r(x, y, np.ones((1, 30)) * 2, np.zeros(30, int))[0]  # weights scale nothing
     assert doubled == pytest.approx(plain)
+
+
+def test_block_r_is_pearson_within_each_block_from_the_blocks_stories_alone():
+    """Blocks in any order, of uneven size, NaNs on either side dropped pair by pair; a block with fewer than 3
+    pairs left is NaN. Per-block sums, never a blocks x stories matrix."""
+    rng = np.random.default_rng(4)
+    blocks = rng.permutation(np.repeat([7, 2, 5, 9], [12, 9, 3, 20]))
+    x, y = rng.normal(size=(44, 3)), rng.normal(size=44)
+    x[rng.random((44, 3)) < 0.15] = np.nan
+    y[:2] = np.nan
+    x[blocks == 5, 1] = np.nan  # no pair in block 5, column 1
+    x[np.flatnonzero(blocks == 2)[:7], 2] = np.nan  # 2 pairs at most in block 2, column 2
+    expected = np.full((4, 3), np.nan)
+    for row, block in enumerate([2, 5, 7, 9]):
+        for column in range(3):
+            keep = (blocks == block) & np.isfinite(x[:, column]) & np.isfinite(y)
+            if keep.sum() >= 3:
+                expected[row, column] = np.corrcoef(x[keep, column], y[keep])[0, 1]
+    assert np.isnan(expected[1, 1]) and np.isnan(expected[0, 2]) and np.isfinite(expected).sum() >= 9
+    assert block_r(x, y, blocks) == pytest.approx(expected, abs=1e-12, nan_ok=True)
 
 
 def test_the_writer_baseline_leaves_the_story_out():

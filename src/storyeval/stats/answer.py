@@ -62,35 +62,55 @@ def weighted_r(x: np.ndarray, y: np.ndarray, weights: np.ndarray, groups: np.nda
     """Pearson r of every column of `x` [n, A] with `y` [n] under each row of story `weights` [R, n] (bootstrap
     multiplicities), after removing each group's weighted mean from both (`groups` [n] integer codes; one code:
     the plain weighted r). Pairs where either side is NaN are dropped column by column. -> [R, A]"""
-    x, y = _scaled(np.asarray(x, float)), _scaled(np.asarray(y, float)[:, None])[:, 0]
-    both = np.isfinite(x) & np.isfinite(y)[:, None]
-    x0, y0 = np.where(both, x, 0.0), np.where(both, y[:, None], 0.0)
-    cov = np.zeros((weights.shape[0], x.shape[1]))
+    x0, y0, both = _paired(x, y)
+    cov = np.zeros((weights.shape[0], x0.shape[1]))
     vx, vy = np.zeros_like(cov), np.zeros_like(cov)
     for code in np.unique(groups):
         rows = groups == code
         w = weights[:, rows]
-        count = w @ both[rows]
-        sx, sy = w @ x0[rows], w @ y0[rows]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            safe = np.where(count > 0, count, 1.0)
-            cov += w @ (x0[rows] * y0[rows]) - sx * sy / safe
-            vx += w @ x0[rows] ** 2 - sx**2 / safe
-            vy += w @ y0[rows] ** 2 - sy**2 / safe
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = cov / np.sqrt(vx * vy)
-    r[(vx <= 1e-12) | (vy <= 1e-12)] = np.nan
-    return np.clip(r, -1.0, 1.0)
+        moments = _centred(w @ both[rows], w @ x0[rows], w @ y0[rows], w @ (x0[rows] * y0[rows]),
+                           w @ x0[rows] ** 2, w @ y0[rows] ** 2)
+        cov, vx, vy = cov + moments[0], vx + moments[1], vy + moments[2]
+    return _r(cov, vx, vy)
 
 
 def block_r(x: np.ndarray, y: np.ndarray, blocks: np.ndarray) -> np.ndarray:
     """[G, A]: Pearson r within each block (NaN where a block has fewer than 3 stories with values): weighted_r
-    with one 0/1 weight row a block."""
-    indicator = (np.unique(blocks)[:, None] == np.asarray(blocks)[None, :]).astype(float)
-    values = weighted_r(x, y, indicator, np.zeros(len(y), int))
-    counts = indicator @ (np.isfinite(x) & np.isfinite(y)[:, None])
-    values[counts < 3] = np.nan
+    with one 0/1 weight row a block, from each block's sums, so time and memory grow with the stories, not
+    with blocks x stories."""
+    x0, y0, both = _paired(x, y)
+    order = np.argsort(blocks, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(np.asarray(blocks)[order]) != 0])
+
+    def sums(values: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(values[order], starts, axis=0)
+
+    count = sums(both.astype(float))
+    values = _r(*_centred(count, sums(x0), sums(y0), sums(x0 * y0), sums(x0**2), sums(y0**2)))
+    values[count < 3] = np.nan
     return values
+
+
+def _paired(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`x` [n, A] and `y` [n] scaled (_scaled), each column's pairs with a NaN on either side set to 0, and
+    the mask of the pairs kept [n, A]."""
+    x, y = _scaled(np.asarray(x, float)), _scaled(np.asarray(y, float)[:, None])[:, 0]
+    both = np.isfinite(x) & np.isfinite(y)[:, None]
+    return np.where(both, x, 0.0), np.where(both, y[:, None], 0.0), both
+
+
+def _centred(count, sx, sy, sxy, sxx, syy) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Covariance and variances times the weight, from weighted sums (count: the weight of the kept pairs)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        safe = np.where(count > 0, count, 1.0)
+        return sxy - sx * sy / safe, sxx - sx**2 / safe, syy - sy**2 / safe
+
+
+def _r(cov: np.ndarray, vx: np.ndarray, vy: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = cov / np.sqrt(vx * vy)
+    r[(vx <= 1e-12) | (vy <= 1e-12)] = np.nan
+    return np.clip(r, -1.0, 1.0)
 
 
 SYSTEM_WRITERS = 4  # r over 3 writers' means has one degree of freedom: no interval says anything there
