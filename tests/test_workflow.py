@@ -30,6 +30,9 @@ TEST_DATASETS = {
     "datasets.hanna-llm.metrics": STRING_METRICS,
     "meta.n_permutations": 100,  # the meta rules' own test runs 1,000; here they only need to finish
     "meta.n_resamples": 100,
+    # a quarter of the default's pixels, every figure drawn and encoded all the same; the other workflow tests
+    # (tests/test_own_data.py, the docs' snippets) draw at the default 200
+    "figures.dpi": 100,
     "datasets.hanna-llm-mini": {
         "kind": "hanna-llm",
         "file": "hanna/stories_llm",
