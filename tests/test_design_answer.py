@@ -5,8 +5,10 @@ import pandas as pd
 import pytest
 
 from storyeval.stats.answer import (
+    Cell,
     Settings,
     block_r,
+    cell_rows,
     design_answer,
     leave_out_means,
     spearman_brown,
@@ -219,6 +221,22 @@ def test_block_r_is_pearson_within_each_block_from_the_blocks_stories_alone():
                 expected[row, column] = np.corrcoef(x[keep, column], y[keep])[0, 1]
     assert np.isnan(expected[1, 1]) and np.isnan(expected[0, 2]) and np.isfinite(expected).sum() >= 9
     assert block_r(x, y, blocks) == pytest.approx(expected, abs=1e-12, nan_ok=True)
+
+
+def test_columns_equal_but_for_the_last_bits_are_tied_in_rank_best_and_p():
+    """Two metrics with the same r (ROUGE-4 recall and F-score where no 4-gram matches) come out of sums in
+    different orders a few 1e-16 apart: the first column is best, the second ranks next and is never worse in a
+    resample (p = 1), whichever of them the last bits favour."""
+    rng = np.random.default_rng(5)
+    base = rng.uniform(0.1, 0.5, size=(201, 1))
+    for noise in (3e-16, -3e-16):
+        draws = np.column_stack([base, base + noise, base - 0.2])
+        cell = Cell(draws, ["a", "b", "c"], 0.05, 0.95)
+        assert cell.best == 0 and cell.p[1] == 1.0 and cell.top.tolist() == [True, True, False]
+        registry = pd.DataFrame({"slug": ["a", "b", "c"], "label": ["A", "B", "C"], "direction": "higher",
+                                 "family": "f", "kind": "metric"})
+        rows = cell_rows(cell, registry, "story", "x", "item", None)
+        assert rows["metric"].tolist() == ["a", "b", "c"] and rows["rank"].tolist() == [1, 2, 3]
 
 
 def test_the_writer_baseline_leaves_the_story_out():

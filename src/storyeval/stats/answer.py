@@ -115,6 +115,9 @@ def _r(cov: np.ndarray, vx: np.ndarray, vy: np.ndarray) -> np.ndarray:
 
 SYSTEM_WRITERS = 4  # r over 3 writers' means has one degree of freedom: no interval says anything there
 CHUNK = 20_000_000  # story weights held at once (160 MB): bounds memory on large sets, whatever the resamples
+# r that differ by less are tied: two metrics with the same per-block r (ROUGE-4 recall and F-score where no
+# 4-gram matches) differ by the summation order's last bits, which must not decide a rank or a bootstrap p
+TIE_DECIMALS = 12
 
 
 def resample_weights(unit: np.ndarray, strata: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -236,10 +239,10 @@ class Cell:
             warnings.simplefilter("ignore", RuntimeWarning)  # a column without r in any resample: NaN, as meant
             self.low, self.high = np.nanpercentile(draws[1:], [tail, 100 - tail], axis=0)
         finite = np.isfinite(self.r)
-        self.best = int(np.nanargmax(np.where(finite, self.r, -np.inf))) if finite.any() else -1
+        self.best = int(np.argmax(np.where(finite, np.round(self.r, TIE_DECIMALS), -np.inf))) if finite.any() else -1
         p = np.full(len(names), np.nan)
         if self.best >= 0:
-            worse = (draws[1:, self.best][:, None] - draws[1:]) <= 0
+            worse = np.round(draws[1:, self.best][:, None] - draws[1:], TIE_DECIMALS) <= 0
             p = (worse.sum(axis=0) + 1) / (len(draws[1:]) + 1)  # the bootstrap's one-sided p of "not worse"
             p[~finite] = np.nan
             p[self.best] = np.nan
@@ -396,7 +399,8 @@ def cell_rows(cell: Cell, registry: pd.DataFrame, level: str, criterion: str, st
               pooled: np.ndarray | None) -> pd.DataFrame:
     """One row per column of the cell (the writer baseline included at story level)."""
     count = len(registry)
-    order = np.argsort(np.where(np.isfinite(cell.r[:count]), -cell.r[:count], np.inf), kind="stable")
+    r = np.round(cell.r[:count], TIE_DECIMALS)
+    order = np.argsort(np.where(np.isfinite(r), -r, np.inf), kind="stable")
     rank = np.empty(count, int)
     rank[order] = np.arange(1, count + 1)
     slugs = list(registry["slug"])
