@@ -182,9 +182,14 @@ def rater_halves(ratings: pd.DataFrame, design: Design, groups: dict, rng: np.ra
     is no person), persons within their group (or all together)."""
     if design.layout == "position":
         order = rng.permutation(len(ratings))
-        rank = pd.Series(order, index=ratings.index).groupby(ratings["story_id"]).rank(method="first")
-        size = ratings.groupby("story_id")["rating"].transform("size")
-        return rank <= size // 2
+        story = _codes(ratings["story_id"])
+        by_story = np.lexsort((order, story))  # each story's ratings in drawn order
+        sorted_story = story[by_story]
+        first = np.searchsorted(sorted_story, sorted_story)  # where the story's ratings start
+        rank = np.empty(len(ratings), int)
+        rank[by_story] = np.arange(len(ratings)) - first + 1
+        size = np.bincount(story)[story]
+        return pd.Series(rank <= size // 2, index=ratings.index)
     raters = pd.unique(ratings["rater"])
     block = pd.Series([groups.get(rater, 0) for rater in raters], index=raters)
     half = {}
