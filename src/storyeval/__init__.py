@@ -10,14 +10,17 @@ def _job_log(main) -> str | None:
     return log[0] if isinstance(log, list) and log and isinstance(log[0], str) else None  # snakemake.io.Log
 
 
-def log_a_jobs_failure(main) -> None:
+def log_a_jobs_failure(main) -> bool:
     """Log to the job's rule log from here on (storyeval.io.log_to, which also installs its exception hook), where
     `main` is a script job's `__main__` with its `snakemake` object: a job failing before its script's own log_to
-    call, at this package's first import (below) or in the job server's child (storyeval.workflow.jobserver)."""
-    if _job_log(main) is not None:
+    call, at this package's first import (below) or in the job server's child (storyeval.workflow.jobserver).
+    False, and nothing done, where `main` has no such object (yet)."""
+    log = _job_log(main)
+    if log is not None:
         from storyeval.io import log_to
 
-        log_to(_job_log(main))
+        log_to(log)
+    return log is not None
 
 
 def _log_a_jobs_import_failure() -> None:
@@ -27,15 +30,12 @@ def _log_a_jobs_import_failure() -> None:
     first imported while the job's `snakemake` object is being unpickled (a param of one of its classes), the
     object is not there yet: the hook then looks for it when an exception reaches it."""
     main = sys.modules.get("__main__")
-    if _job_log(main) is not None:
-        log_a_jobs_failure(main)
-    elif ".snakemake" in str(getattr(main, "__file__", "")):  # Snakemake's copy of a rule's script
+    if not log_a_jobs_failure(main) and ".snakemake" in str(getattr(main, "__file__", "")):  # a rule's script
         previous = sys.excepthook
 
         def hook(kind, error, trace):
-            if _job_log(main) is None:
-                return previous(kind, error, trace)
-            log_a_jobs_failure(main)  # installs io's own hook: the traceback to the log, one line to the console
+            if not log_a_jobs_failure(main):  # when it logs, io's own hook is installed: the traceback to the log,
+                return previous(kind, error, trace)  # one line to the console
             return sys.excepthook(kind, error, trace)
 
         sys.excepthook = hook

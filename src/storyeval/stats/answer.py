@@ -177,26 +177,26 @@ def spearman_brown(r: np.ndarray | float) -> np.ndarray | float:
         return np.where(np.asarray(r) > 0, 2 * np.asarray(r) / (1 + np.asarray(r)), r)
 
 
-def rater_halves(ratings: pd.DataFrame, design: Design, groups: dict, rng: np.random.Generator) -> pd.Series:
-    """One random split of the raters: True for half A, per rating. Positions are split story by story (a slot
-    is no person), persons within their group (or all together)."""
+def rater_halves(ratings: pd.DataFrame, story: np.ndarray, design: Design, groups: dict, rng: np.random.Generator
+                 ) -> np.ndarray:
+    """One random split of the raters: True for half A, per rating (`story`: each rating's story as an integer
+    code). Positions are split story by story (a slot is no person), persons within their group (or all
+    together)."""
     if design.layout == "position":
         order = rng.permutation(len(ratings))
-        story = _codes(ratings["story_id"])
         by_story = np.lexsort((order, story))  # each story's ratings in drawn order
         sorted_story = story[by_story]
         first = np.searchsorted(sorted_story, sorted_story)  # where the story's ratings start
         rank = np.empty(len(ratings), int)
         rank[by_story] = np.arange(len(ratings)) - first + 1
-        size = np.bincount(story)[story]
-        return pd.Series(rank <= size // 2, index=ratings.index)
+        return rank <= np.bincount(story)[story] // 2
     raters = pd.unique(ratings["rater"])
     block = pd.Series([groups.get(rater, 0) for rater in raters], index=raters)
     half = {}
     for _, members in block.groupby(block):
         shuffled = rng.permutation(members.index.to_numpy())
         half.update({rater: index < len(shuffled) // 2 for index, rater in enumerate(shuffled)})
-    return ratings["rater"].map(half).astype(bool)
+    return ratings["rater"].map(half).astype(bool).to_numpy()
 
 
 def split_scores(ratings: pd.DataFrame, story_ids: Sequence, design: Design, groups: dict, splits: int,
@@ -208,7 +208,7 @@ def split_scores(ratings: pd.DataFrame, story_ids: Sequence, design: Design, gro
     values = ratings["rating"].to_numpy(float)
     pairs = []
     for _ in range(splits):
-        half = rater_halves(ratings, design, groups, rng).to_numpy()
+        half = rater_halves(ratings, index, design, groups, rng)
         means = []
         for side in (half, ~half):
             total = np.bincount(index[side], values[side], minlength=len(story_ids))
@@ -239,12 +239,13 @@ class Cell:
     def __init__(self, draws: np.ndarray, names: list[str], alpha: float, confidence: float):
         self.draws, self.names = draws, names  # [R, A]: row 0 the sample's own value
         self.r = draws[0]
+        self.ranked_r = np.round(self.r, TIE_DECIMALS)  # what ranks and picks the best: ties to TIE_DECIMALS
         tail = (1 - confidence) / 2 * 100
         with np.errstate(invalid="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # a column without r in any resample: NaN, as meant
             self.low, self.high = np.nanpercentile(draws[1:], [tail, 100 - tail], axis=0)
         finite = np.isfinite(self.r)
-        self.best = int(np.argmax(np.where(finite, np.round(self.r, TIE_DECIMALS), -np.inf))) if finite.any() else -1
+        self.best = int(np.argmax(np.where(finite, self.ranked_r, -np.inf))) if finite.any() else -1
         p = np.full(len(names), np.nan)
         if self.best >= 0:
             worse = np.round(draws[1:, self.best][:, None] - draws[1:], TIE_DECIMALS) <= 0
@@ -404,7 +405,7 @@ def cell_rows(cell: Cell, registry: pd.DataFrame, level: str, criterion: str, st
               pooled: np.ndarray | None) -> pd.DataFrame:
     """One row per column of the cell (the writer baseline included at story level)."""
     count = len(registry)
-    r = np.round(cell.r[:count], TIE_DECIMALS)
+    r = cell.ranked_r[:count]
     order = np.argsort(np.where(np.isfinite(r), -r, np.inf), kind="stable")
     rank = np.empty(count, int)
     rank[order] = np.arange(1, count + 1)
