@@ -53,7 +53,7 @@ def e2e(tmp_path_factory, hanna_mirror):
 
 @pytest.fixture(scope="module")
 def e2e_sharded(tmp_path_factory, hanna_mirror):
-    """The same script with its sharded step (two more workflow runs: minutes)."""
+    """The script's sharded step alone (two workflow runs: minutes); the module's other fixture runs the rest."""
     return run_e2e(tmp_path_factory.mktemp("slurm-e2e-sharded"), sharded=True)
 
 

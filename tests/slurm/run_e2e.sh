@@ -12,7 +12,7 @@
 #      unlocks, reruns to completion: results byte-identical again;
 #   3. submits the GPU rule embed_texts to a GPU partition whose only node never comes
 #      up, records what SLURM was asked for (scontrol show job), then cancels it;
-#   4. with E2E_SHARDED=1 (minutes more: tests/test_slurm.py's slow test sets it), runs a sharded
+#   4. with E2E_SHARDED=1 instead of 1-3 (tests/test_slurm.py's slow test sets it), runs a sharded
 #      configuration (shards.stories: 5, a 14-story hanna-llm slice, BaryScore) through SLURM, one
 #      CPU per shard job, and locally: byte-identical results, and the shards' start and end times
 #      (sharded-slurm_jobs.txt) show them running side by side.
@@ -293,6 +293,19 @@ SLURM_PROFILE=$OUT/profile
 LOCAL_PROFILE=$REPO/profiles/default
 : >"$OUT/times.tsv"
 
+if [ "${E2E_SHARDED:-0}" = 1 ]; then
+    # 4. Sharded: the shards of one metric are separate SLURM jobs that run at the same time.
+    make_workdir sharded-slurm >/dev/null
+    timed_run sharded-slurm "$SLURM_PROFILE" "${SHARDED_TARGETS[@]}"
+    record_jobs sharded-slurm
+    make_workdir sharded-local >/dev/null
+    timed_run sharded-local "$LOCAL_PROFILE" --cores 2 "${SHARDED_TARGETS[@]}"
+    compare_results sharded-local sharded-slurm
+    log "passed; wall times (s):"
+    cat "$OUT/times.tsv"
+    exit 0
+fi
+
 # 1. The same small configuration through SLURM and locally.
 make_workdir slurm >/dev/null
 timed_run slurm "$SLURM_PROFILE" "${TARGETS[@]}"
@@ -343,14 +356,5 @@ grep -h "sbatch call" "$OUT/gpu.log" >"$OUT/gpu_sbatch.txt" || fail "no sbatch c
 log "GPU job $job: $(grep -oE '(Partition|JobState|TresPerJob|MinMemoryNode|TimeLimit)=[^ ]*' "$OUT/gpu_job.txt" | xargs)"
 grep -q "JobState=PENDING" "$OUT/gpu_job.txt" || fail "the GPU job was not pending (see $OUT/gpu_job.txt)"
 
-# 4. Sharded: the shards of one metric are separate SLURM jobs that run at the same time.
-if [ "${E2E_SHARDED:-0}" = 1 ]; then
-    make_workdir sharded-slurm >/dev/null
-    timed_run sharded-slurm "$SLURM_PROFILE" "${SHARDED_TARGETS[@]}"
-    record_jobs sharded-slurm
-    make_workdir sharded-local >/dev/null
-    timed_run sharded-local "$LOCAL_PROFILE" --cores 2 "${SHARDED_TARGETS[@]}"
-    compare_results sharded-local sharded-slurm
-fi
 log "passed; wall times (s):"
 cat "$OUT/times.tsv"
