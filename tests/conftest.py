@@ -9,14 +9,6 @@ SHARED = REPO.parent / "shared"
 HANNA_MIRROR = SHARED / "data" / "hanna"
 STORYER_MIRROR = SHARED / "data" / "storyer"
 S3_MIRROR = SHARED / "data" / "s3"
-# Modules whose fixtures run whole workflows (minutes), first: with a worker per core (make test), each starts
-# on one of them while the short modules fill the gaps, rather than one worker ending the run alone on them.
-LONG_MODULES = ["test_workflow.py", "test_slurm.py", "test_own_data.py", "test_workflow_storyer.py"]
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    rank = {name: index for index, name in enumerate(LONG_MODULES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_MODULES)))  # stable: the rest keep their order
 
 
 def mirror_or_skip(source: str, sample: str, name: str) -> Path:
