@@ -155,3 +155,23 @@ def test_stopping_the_server_removes_its_socket(server):
     address = Path(os.environ[jobserver.ADDRESS])
     jobserver.stop()
     assert not address.exists() and not address.parent.exists() and jobserver.ADDRESS not in os.environ
+
+
+def test_a_server_stopped_as_soon_as_it_binds_removes_its_socket(tmp_path):
+    """start() returns once the socket exists, so stop()'s SIGTERM can come while the server is still being built:
+    the socket and its folder go all the same."""
+    address = tmp_path / "folder" / jobserver.SOCKET_NAME
+    address.parent.mkdir()
+    stopped_after_bind = textwrap.dedent(f"""
+        import os, signal
+        from storyeval.workflow import jobserver
+        built = jobserver.Server.__init__
+        def init(self, address):
+            built(self, address)
+            os.kill(os.getpid(), signal.SIGTERM)
+        jobserver.Server.__init__ = init
+        jobserver.main([{str(address)!r}, {str(tmp_path)!r}])
+    """)
+    result = subprocess.run([sys.executable, "-c", stopped_after_bind], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert not address.exists() and not address.parent.exists()

@@ -251,9 +251,7 @@ class Server:
             self.remove_socket()
 
     def remove_socket(self) -> None:
-        with contextlib.suppress(OSError):
-            self.address.unlink()
-            self.address.parent.rmdir()
+        remove_socket(self.address)
 
     def _accept(self) -> None:
         connection, _ = self.listener.accept()
@@ -354,14 +352,23 @@ def run_script(path: str) -> int:
     return 0
 
 
+def remove_socket(address: Path) -> None:
+    """Remove the socket and its folder, whichever of them exists."""
+    with contextlib.suppress(OSError):
+        address.unlink()
+    with contextlib.suppress(OSError):
+        address.parent.rmdir()
+
+
 def main(argv: list[str]) -> None:
     address, scripts = Path(argv[0]), Path(argv[1])
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop(): the cleanup below runs, also mid-import
-    server = Server(address)
     try:
+        # stop() may come as soon as the socket is bound (start() returns then), before the server is built
+        server = Server(address)
         server.import_env = preload(handoff_imports(scripts))
     except SystemExit:
-        server.remove_socket()
+        remove_socket(address)
         raise
     server.serve()
 
