@@ -301,60 +301,58 @@ if [ "${E2E_SHARDED:-0}" = 1 ]; then
     make_workdir sharded-local >/dev/null
     timed_run sharded-local "$LOCAL_PROFILE" --cores 2 "${SHARDED_TARGETS[@]}"
     compare_results sharded-local sharded-slurm
-    log "passed; wall times (s):"
-    cat "$OUT/times.tsv"
-    exit 0
+else
+    # 1. The same small configuration through SLURM and locally.
+    make_workdir slurm >/dev/null
+    timed_run slurm "$SLURM_PROFILE" "${TARGETS[@]}"
+    record_jobs slurm
+    make_workdir local >/dev/null
+    timed_run local "$LOCAL_PROFILE" --cores 2 "${TARGETS[@]}"
+    compare_results local slurm
+
+    # 2. Killed (SIGKILL) while a SLURM job of its second wave runs, unlocked, resumed: the
+    #    finished first wave is kept, the interrupted job and the rest are (re)run.
+    make_workdir resumed >/dev/null
+    start_background killed "$OUT/resumed" "$SLURM_PROFILE" "${TARGETS[@]}"
+    wait_for 300 "the first SLURM outputs" test -e "$OUT/resumed/$B/scores.parquet"
+    # A job that reads normalise_hanna's outputs: Snakemake submits it only once it has seen that job end, so the
+    # first wave is recorded as done. (wp200's metric job is in the first wave: killed beside it, normalise_hanna can
+    # have written its files before Snakemake's status check saw it end, and is rightly rerun as incomplete.)
+    found=$(wait_for_job 300 RUNNING 'correlations|system_means|confounds')
+    read -r job comment <<<"$found"
+    kill_background
+    state=$(bounded 10 squeue -h -j "$job" -o %T || true)
+    missing=0
+    for target in "${TARGETS[@]}"; do [ -e "$OUT/resumed/$target" ] || missing=$((missing + 1)); done
+    {
+        echo "killed during SLURM job $job $comment (${state:-gone}); targets missing: $missing of ${#TARGETS[@]};" \
+            "results present:"
+        (cd "$OUT/resumed" && find results -type f | sort)
+    } >"$OUT/killed.txt"
+    [ "$missing" -gt 0 ] || fail "the run had finished before it was killed: nothing to resume"
+    cancel_all_jobs || fail "the killed run's jobs outlived scancel"  # its orphans, as a user would
+    if run_in 120 "$OUT/resumed" "$SLURM_PROFILE" "${TARGETS[@]}" >"$OUT/locked.log" 2>&1; then
+        fail "a rerun without --unlock succeeded although the killed run left its lock"
+    fi
+    grep -q "cannot be locked" "$OUT/locked.log" || fail "the rerun failed, but not on the lock (see $OUT/locked.log)"
+    run_in 120 "$OUT/resumed" "$SLURM_PROFILE" --unlock >"$OUT/unlock.log" 2>&1 || fail "--unlock failed"
+    timed_run resumed "$SLURM_PROFILE" "${TARGETS[@]}"
+    record_jobs resumed
+    compare_results local resumed
+
+    # 3. The GPU rule's resources reach sbatch, on a node without GPU: submitted, pending, cancelled.
+    cp -a "$OUT/slurm" "$OUT/gpu"  # its texts are there, so embed_texts is the only job
+    start_background gpu "$OUT/gpu" "$SLURM_PROFILE" --verbose "$GPU_TARGET"
+    found=$(wait_for_job 300 PENDING,RUNNING embed_texts)
+    read -r job comment <<<"$found"
+    sleep 2
+    bounded 20 scontrol show job "$job" >"$OUT/gpu_job.txt"
+    kill_background
+    cancel_all_jobs || fail "the GPU job outlived scancel"
+    grep -h "sbatch call" "$OUT/gpu.log" >"$OUT/gpu_sbatch.txt" || fail "no sbatch call in $OUT/gpu.log"
+    requested=$(grep -oE '(Partition|JobState|TresPerJob|MinMemoryNode|TimeLimit)=[^ ]*' "$OUT/gpu_job.txt" | xargs)
+    log "GPU job $job: $requested"
+    grep -q "JobState=PENDING" "$OUT/gpu_job.txt" || fail "the GPU job was not pending (see $OUT/gpu_job.txt)"
 fi
-
-# 1. The same small configuration through SLURM and locally.
-make_workdir slurm >/dev/null
-timed_run slurm "$SLURM_PROFILE" "${TARGETS[@]}"
-record_jobs slurm
-make_workdir local >/dev/null
-timed_run local "$LOCAL_PROFILE" --cores 2 "${TARGETS[@]}"
-compare_results local slurm
-
-# 2. Killed (SIGKILL) while a SLURM job of its second wave runs, unlocked, resumed: the
-#    finished first wave is kept, the interrupted job and the rest are (re)run.
-make_workdir resumed >/dev/null
-start_background killed "$OUT/resumed" "$SLURM_PROFILE" "${TARGETS[@]}"
-wait_for 300 "the first SLURM outputs" test -e "$OUT/resumed/$B/scores.parquet"
-# A job that reads normalise_hanna's outputs: Snakemake submits it only once it has seen that job end, so the
-# first wave is recorded as done. (wp200's metric job is in the first wave: killed beside it, normalise_hanna can
-# have written its files before Snakemake's status check saw it end, and is rightly rerun as incomplete.)
-found=$(wait_for_job 300 RUNNING 'correlations|system_means|confounds')
-read -r job comment <<<"$found"
-kill_background
-state=$(bounded 10 squeue -h -j "$job" -o %T || true)
-missing=0
-for target in "${TARGETS[@]}"; do [ -e "$OUT/resumed/$target" ] || missing=$((missing + 1)); done
-{
-    echo "killed during SLURM job $job $comment (${state:-gone}); targets missing: $missing of ${#TARGETS[@]}; results present:"
-    (cd "$OUT/resumed" && find results -type f | sort)
-} >"$OUT/killed.txt"
-[ "$missing" -gt 0 ] || fail "the run had finished before it was killed: nothing to resume"
-cancel_all_jobs || fail "the killed run's jobs outlived scancel"  # its orphans, as a user would
-if run_in 120 "$OUT/resumed" "$SLURM_PROFILE" "${TARGETS[@]}" >"$OUT/locked.log" 2>&1; then
-    fail "a rerun without --unlock succeeded although the killed run left its lock"
-fi
-grep -q "cannot be locked" "$OUT/locked.log" || fail "the rerun failed, but not on the lock (see $OUT/locked.log)"
-run_in 120 "$OUT/resumed" "$SLURM_PROFILE" --unlock >"$OUT/unlock.log" 2>&1 || fail "--unlock failed"
-timed_run resumed "$SLURM_PROFILE" "${TARGETS[@]}"
-record_jobs resumed
-compare_results local resumed
-
-# 3. The GPU rule's resources reach sbatch, on a node without GPU: submitted, pending, cancelled.
-cp -a "$OUT/slurm" "$OUT/gpu"  # its texts are there, so embed_texts is the only job
-start_background gpu "$OUT/gpu" "$SLURM_PROFILE" --verbose "$GPU_TARGET"
-found=$(wait_for_job 300 PENDING,RUNNING embed_texts)
-read -r job comment <<<"$found"
-sleep 2
-bounded 20 scontrol show job "$job" >"$OUT/gpu_job.txt"
-kill_background
-cancel_all_jobs || fail "the GPU job outlived scancel"
-grep -h "sbatch call" "$OUT/gpu.log" >"$OUT/gpu_sbatch.txt" || fail "no sbatch call in $OUT/gpu.log"
-log "GPU job $job: $(grep -oE '(Partition|JobState|TresPerJob|MinMemoryNode|TimeLimit)=[^ ]*' "$OUT/gpu_job.txt" | xargs)"
-grep -q "JobState=PENDING" "$OUT/gpu_job.txt" || fail "the GPU job was not pending (see $OUT/gpu_job.txt)"
-
 log "passed; wall times (s):"
 cat "$OUT/times.tsv"

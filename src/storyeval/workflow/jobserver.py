@@ -248,10 +248,7 @@ class Server:
             for pid in list(self.children):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
-            self.remove_socket()
-
-    def remove_socket(self) -> None:
-        remove_socket(self.address)
+            remove_socket(self.address)
 
     def _accept(self) -> None:
         connection, _ = self.listener.accept()
