@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 import yaml
 
 from conftest import REPO, SHARED
+from workflow_helpers import copy_checkout
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 FENCE = re.compile(r"(?:^<!-- (?P<marker>[^>]*) -->\n)?^```(?P<language>\w*)\n(?P<code>.*?)^```", re.S | re.M)
@@ -45,12 +45,7 @@ def runnable(language):
 def scratch(tmp_path_factory):
     """The tracked files of the repository, with the data mirror beside them where this machine has one."""
     root = tmp_path_factory.mktemp("docs")
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
-                           text=True, check=True).stdout.splitlines()
-    for name in files:
-        if (REPO / name).is_file():
-            (root / "repo" / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, root / "repo" / name)
+    copy_checkout(root / "repo")
     if SHARED.is_dir():
         (root / "shared").symlink_to(SHARED)
     return root / "repo"

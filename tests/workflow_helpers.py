@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import subprocess
@@ -50,15 +51,22 @@ def run_snakemake(workdir: Path, *args: str, timeout: int = 1800, repository: Pa
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def clone_alone(tmp: Path) -> Path:
-    """The repository's tracked files, copied where no ../shared lies beside them: a clone anywhere else."""
-    clone = tmp / "clone"
+def copy_checkout(target: Path) -> Path:
+    """The repository's tracked and untracked-unignored files, copied to `target`, with its package's bytecode (as
+    `make test` leaves it: where PYTHONDONTWRITEBYTECODE is set, each process would compile the package again)."""
     files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True,
                            text=True, check=True).stdout.splitlines()
     for name in files:
         if (REPO / name).is_file():
-            (clone / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(REPO / name, clone / name)
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target / name)
+    compileall.compile_dir(target / "src", quiet=1)
+    return target
+
+
+def clone_alone(tmp: Path) -> Path:
+    """The repository's files, copied where no ../shared lies beside them: a clone anywhere else."""
+    clone = copy_checkout(tmp / "clone")
     assert not (clone.parent / "shared").exists()
     return clone
 

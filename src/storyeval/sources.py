@@ -12,6 +12,7 @@ to locate them cost seconds).
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -61,6 +62,7 @@ def module_sources(*roots: str) -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
+@cache
 def module_file(module: str) -> Path | None:
     """The source file of a storyeval module (`storyeval.neural.ot` -> .../neural/ot.py, a package -> its
     __init__.py), or None when there is none (an attribute, not a module)."""
@@ -81,20 +83,36 @@ def file_imports(path: str) -> tuple[str, ...]:
 NOT_COMPUTATION = frozenset({"storyeval.workflow.handoff"})
 
 
+# An import statement, from its first line to its end: continuation lines after a backslash, or a parenthesised
+# list of names. Only these are parsed: parsing every module whole (`ast.parse`) cost each Snakemake start 0.2 CPU-s.
+CONTINUED = r"(?:[ \t]|\\\n)"
+IMPORT_STATEMENT = re.compile(rf"^[ \t]*(?:import|from[ \t]+[\w.]+{CONTINUED}+import)[ \t](?:[^\n(\\]|\\\n)*"
+                              r"(?:\([^)]*\)[^\n]*)?", re.MULTILINE)
+
+
 def storyeval_imports(source: str) -> list[str]:
     """The storyeval modules a source imports (`from storyeval.neural import ot` names the module `ot`), but for
-    the job server's hand-off (NOT_COMPUTATION)."""
+    the job server's hand-off (NOT_COMPUTATION). Statements inside functions count; so does a docstring line that
+    reads as an import of an existing module (a rerun trigger too many, never one too few)."""
+    found = []
+    for match in IMPORT_STATEMENT.finditer(source):
+        if "storyeval" in match.group():
+            try:
+                found += ast.parse(match.group().strip()).body
+            except SyntaxError:  # prose, or a statement the pattern cut short (a ")" in a comment): parse it all
+                found = list(statements(ast.parse(source).body))
+                break
     modules = []
-    for node in statements(ast.parse(source).body):
+    for node in found:
         if isinstance(node, ast.Import):
             modules += [alias.name for alias in node.names
                         if alias.name.split(".")[0] == "storyeval" and alias.name not in NOT_COMPUTATION]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module.split(".")[0] == "storyeval":
             modules.append(node.module)
-            if module_file(node.module).name == "__init__.py":  # a package: the names may be its modules
+            if getattr(module_file(node.module), "name", None) == "__init__.py":  # the names may be its modules
                 modules += [f"{node.module}.{alias.name}" for alias in node.names
                             if module_file(f"{node.module}.{alias.name}") is not None]
-    return modules
+    return [module for module in modules if module_file(module) is not None]
 
 
 def statements(nodes: list[ast.AST]):
