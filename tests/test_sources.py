@@ -52,10 +52,11 @@ def test_continued_commented_and_quoted_imports():
                  "from storyeval.neural import (\n    ot,\n    parallel,\n)\n")
     found = ["storyeval.errors", "storyeval.io", "storyeval.neural", "storyeval.neural.ot", "storyeval.neural.parallel"]
     assert sorted(storyeval_imports(continued)) == found
-    # a ")" in a comment cuts the pattern's statement short, and prose can start with "import": the whole module
-    # is parsed instead
+    # a ")" in a comment cuts the pattern's statement short, prose can start with "import", and an import can
+    # follow a colon: the whole module is parsed instead
     for changed in (continued.replace("    ot,\n", "    ot,  # the (optimal) transport\n"),
-                    '"""A module.\n\nimport storyeval is how it starts.\n"""\n' + continued):
+                    '"""A module.\n\nimport storyeval is how it starts.\n"""\n' + continued,
+                    continued.replace("import numpy, storyeval.errors", "try: import storyeval.errors\nfinally: pass")):
         assert sorted(storyeval_imports(changed)) == found
     quoted = 'def f():\n    """Use it as:\n\n    from storyeval.stats import williams\n    """\n'
     assert storyeval_imports(quoted) == ["storyeval.stats", "storyeval.stats.williams"]  # a trigger too many

@@ -88,20 +88,22 @@ NOT_COMPUTATION = frozenset({"storyeval.workflow.handoff"})
 CONTINUED = r"(?:[ \t]|\\\n)"
 IMPORT_STATEMENT = re.compile(rf"^[ \t]*(?:import|from[ \t]+[\w.]+{CONTINUED}+import)[ \t](?:[^\n(\\]|\\\n)*"
                               r"(?:\([^)]*\)[^\n]*)?", re.MULTILINE)
+# Where a statement may import storyeval: a line's start, or after a colon or semicolon (`try: import storyeval`).
+MAY_IMPORT = re.compile(r"(?:^|[;:])[ \t]*(?:import[ \t][^\n]*\bstoryeval\b|from[ \t]+storyeval\b)", re.MULTILINE)
 
 
 def storyeval_imports(source: str) -> list[str]:
     """The storyeval modules a source imports (`from storyeval.neural import ot` names the module `ot`), but for
     the job server's hand-off (NOT_COMPUTATION). Statements inside functions count; so does a docstring line that
     reads as an import of an existing module (a rerun trigger too many, never one too few)."""
-    found = []
-    for match in IMPORT_STATEMENT.finditer(source):
-        if "storyeval" in match.group():
-            try:
-                found += ast.parse(match.group().strip()).body
-            except SyntaxError:  # prose, or a statement the pattern cut short (a ")" in a comment): parse it all
-                found = list(statements(ast.parse(source).body))
-                break
+    statements_found = [match for match in IMPORT_STATEMENT.finditer(source) if "storyeval" in match.group()]
+    try:
+        found = [node for match in statements_found for node in ast.parse(match.group().strip()).body]
+        spans = [match.span() for match in statements_found]
+        if not all(any(start <= hit.start() < end for start, end in spans) for hit in MAY_IMPORT.finditer(source)):
+            raise SyntaxError("an import the pattern did not find")
+    except SyntaxError:  # prose, a statement the pattern cut short (a ")" in a comment), one it missed: parse all
+        found = list(statements(ast.parse(source).body))
     modules = []
     for node in found:
         if isinstance(node, ast.Import):
