@@ -92,17 +92,26 @@ IMPORT_STATEMENT = re.compile(rf"^[ \t]*(?:import|from[ \t]+[\w.]+{CONTINUED}+im
 MAY_IMPORT = re.compile(r"(?:^|[;:])[ \t]*(?:import[ \t][^\n]*\bstoryeval\b|from[ \t]+storyeval\b)", re.MULTILINE)
 
 
+def import_statements(source: str) -> list[ast.stmt] | None:
+    """The statements of a source that may import storyeval, found by IMPORT_STATEMENT and parsed one by one; None
+    where the pattern cannot vouch for them: a statement it cut short (a ")" in a comment), prose that reads like
+    one, an import after a colon or semicolon."""
+    matches = [match for match in IMPORT_STATEMENT.finditer(source) if "storyeval" in match.group()]
+    if not all(any(match.start() <= hit.start() < match.end() for match in matches)
+               for hit in MAY_IMPORT.finditer(source)):
+        return None
+    try:
+        return [node for match in matches for node in ast.parse(match.group().strip()).body]
+    except SyntaxError:
+        return None
+
+
 def storyeval_imports(source: str) -> list[str]:
     """The storyeval modules a source imports (`from storyeval.neural import ot` names the module `ot`), but for
     the job server's hand-off (NOT_COMPUTATION). Statements inside functions count; so does a docstring line that
     reads as an import of an existing module (a rerun trigger too many, never one too few)."""
-    statements_found = [match for match in IMPORT_STATEMENT.finditer(source) if "storyeval" in match.group()]
-    try:
-        found = [node for match in statements_found for node in ast.parse(match.group().strip()).body]
-        spans = [match.span() for match in statements_found]
-        if not all(any(start <= hit.start() < end for start, end in spans) for hit in MAY_IMPORT.finditer(source)):
-            raise SyntaxError("an import the pattern did not find")
-    except SyntaxError:  # prose, a statement the pattern cut short (a ")" in a comment), one it missed: parse all
+    found = import_statements(source)
+    if found is None:
         found = list(statements(ast.parse(source).body))
     modules = []
     for node in found:
