@@ -1,18 +1,12 @@
 """Jobs import the package of the checkout whose Snakefile runs, not the one `pip install -e` put on the path."""
 
-import shutil
 import subprocess
 
-from conftest import REPO
-from workflow_helpers import SNAKEMAKE, make_workdir
+from workflow_helpers import SNAKEMAKE, copy_checkout, make_workdir
 
 
 def test_jobs_import_the_checkouts_own_package(tmp_path, hanna_mirror):
-    checkout = tmp_path / "checkout"
-    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
-    for name in tracked.splitlines():
-        (checkout / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / name, checkout / name)
+    checkout = copy_checkout(tmp_path / "checkout")
     marker = "this checkout's storyeval.stats.icc was imported"
     with (checkout / "src/storyeval/stats/icc.py").open("a") as module:  # only the icc job imports it
         module.write(f"\nraise ImportError({marker!r})\n")
