@@ -50,12 +50,14 @@ rule released:
     localrule: True
 
 
-# Light script jobs run in forks of one interpreter that imported their modules once (storyeval.workflow.jobserver).
+# Script jobs run in forks of an interpreter that imported their modules once (storyeval.workflow.jobserver): one
+# for the light jobs, one for the torch jobs where they run on the CPU.
 onstart:
     jobserver.start(
         Path(workflow.basedir, "workflow/scripts"),
         workflow.local_exec,
         [job.rule.script for job in workflow.dag.needrun_jobs()],
+        jobserver.torch_forks_safely(config["device"]),
     )
 
 

@@ -2,6 +2,7 @@
 the modules its script imports, with the job's streams, directory and environment, and ends with the job's status;
 a job whose process is killed takes its child with it; without a server the script runs in its own process."""
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,10 @@ import pytest
 
 from storyeval.workflow import jobserver
 
+from conftest import REPO
+
 HANDOFF_LINE = "import storyeval.workflow.handoff  # noqa: F401\n"
+TORCH_HANDOFF_LINE = "import storyeval.workflow.handoff_torch  # noqa: F401\n"
 
 
 @pytest.fixture
@@ -31,17 +35,17 @@ def server(tmp_path, monkeypatch):
     (scripts / "grade.py").write_text(HANDOFF_LINE + "import sets_at_import\nfrom storyeval.grading import decimals\n")
     (scripts / "alone.py").write_text("import storyeval.audit\n")  # no hand-off: not preloaded
     monkeypatch.delenv(jobserver.OPT_OUT, raising=False)
-    monkeypatch.setattr(jobserver, "_servers", [])
+    monkeypatch.setattr(jobserver, "_servers", {})
     jobserver.start(scripts, local=True, job_scripts=["../scripts/grade.py"] * jobserver.MIN_JOBS)
     assert os.environ.get(jobserver.ADDRESS)
     yield scripts
     jobserver.stop()
 
 
-def job(tmp_path: Path, body: str, threads: int = 1) -> types.SimpleNamespace:
+def job(tmp_path: Path, body: str, threads: int = 1, handoff: str = HANDOFF_LINE) -> types.SimpleNamespace:
     """A job's `__main__` as Snakemake's copy of a script makes it: its `snakemake` object and the copy's path."""
     script = tmp_path / "snakemake_copy.py"
-    script.write_text(HANDOFF_LINE + textwrap.dedent(body))
+    script.write_text(handoff + textwrap.dedent(body))
     snakemake = types.SimpleNamespace(threads=threads, rule="r", wildcards={"dataset": "d"})
     return types.SimpleNamespace(snakemake=snakemake, __real_file__=str(script))
 
@@ -93,7 +97,7 @@ def test_a_job_with_more_threads_or_without_a_server_runs_in_its_own_process(ser
 def test_opting_out_a_cluster_or_too_few_jobs_start_no_server(tmp_path, monkeypatch):
     (tmp_path / "grade.py").write_text(HANDOFF_LINE)
     (tmp_path / "alone.py").write_text("import json\n")
-    monkeypatch.setattr(jobserver, "_servers", [])
+    monkeypatch.setattr(jobserver, "_servers", {})
     monkeypatch.delenv(jobserver.ADDRESS, raising=False)
     monkeypatch.delenv(jobserver.OPT_OUT, raising=False)
     enough = ["../scripts/grade.py"] * jobserver.MIN_JOBS
@@ -104,7 +108,63 @@ def test_opting_out_a_cluster_or_too_few_jobs_start_no_server(tmp_path, monkeypa
     jobserver.start(tmp_path, local=False, job_scripts=enough)
     monkeypatch.setenv(jobserver.OPT_OUT, "1")
     jobserver.start(tmp_path, local=True, job_scripts=enough)
-    assert jobserver._servers == [] and jobserver.ADDRESS not in os.environ
+    assert jobserver._servers == {} and jobserver.ADDRESS not in os.environ
+
+
+def test_torch_jobs_run_in_forks_of_a_server_that_holds_torch(tmp_path, monkeypatch):
+    """Scripts that import storyeval.workflow.handoff_torch go to a server of their own, which imported torch and
+    transformers' model classes: only where torch may fork (the CPU) and two such jobs make it worth its start."""
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    (scripts / "encode.py").write_text(TORCH_HANDOFF_LINE + "import torch\n")
+    monkeypatch.setattr(jobserver, "_servers", {})
+    monkeypatch.delenv(jobserver.OPT_OUT, raising=False)
+    for pool in jobserver.POOLS.values():
+        monkeypatch.delenv(pool.address, raising=False)
+    two = ["../scripts/encode.py"] * jobserver.TORCH.min_jobs
+    jobserver.start(scripts, local=True, job_scripts=two[1:], torch_jobs=True)
+    jobserver.start(scripts, local=True, job_scripts=two, torch_jobs=False)
+    assert jobserver._servers == {}
+    jobserver.start(scripts, local=True, job_scripts=two, torch_jobs=True)
+    try:
+        assert set(jobserver._servers) == {"torch"} and jobserver.ADDRESS not in os.environ
+        out = tmp_path / "out.txt"
+        main = job(tmp_path, f"""
+            import sys
+            held = [name in sys.modules for name in ("torch", "transformers.models.bert.modeling_bert")]
+            import torch
+            open({str(out)!r}, "w").write(" ".join(map(str, [*held, torch.ones(2).sum().item()])))
+            """, handoff=TORCH_HANDOFF_LINE)
+        assert jobserver.hand_off(main, jobserver.TORCH) == 0
+        assert out.read_text().split() == ["True", "True", "2.0"]
+    finally:
+        jobserver.stop()
+    assert jobserver._servers == {} and jobserver.TORCH.address not in os.environ
+
+
+def test_the_torch_server_leaves_mkls_reproducible_mode_to_the_jobs_that_set_it():
+    """StoryER's modules set MKL_CBWR at import; preloaded, every torch child would run MKL in strict mode and the
+    embedding pass, which runs without it alone, would cache other last bits. The real scripts' preload."""
+    probe = textwrap.dedent(f"""
+        import json, sys
+        from pathlib import Path
+        from storyeval.workflow import jobserver
+        scripts = Path({str(REPO / "workflow/scripts")!r})
+        env = jobserver.preload(jobserver.handoff_imports(scripts, jobserver.TORCH.handoff), jobserver.TORCH)
+        print(json.dumps([sorted(env), "torch" in sys.modules, "storyeval.learned.embed" in sys.modules]))
+    """)
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300,
+                            env={key: value for key, value in os.environ.items() if key != "MKL_CBWR"})
+    assert result.returncode == 0, result.stderr
+    env, has_torch, has_embed = json.loads(result.stdout.splitlines()[-1])
+    assert has_torch and not has_embed and "MKL_CBWR" not in env
+
+
+def test_torch_forks_only_on_the_cpu():
+    assert jobserver.torch_forks_safely("cpu")
+    assert not jobserver.torch_forks_safely("cuda") and not jobserver.torch_forks_safely("cuda:1")
+    assert jobserver.torch_forks_safely("auto") == (not any(Path(node).exists() for node in ("/dev/nvidiactl",
+                                                                                            "/dev/kfd")))
 
 
 CLIENT = """

@@ -5,6 +5,8 @@ when SUPERT reads this encoder's cache. Layers: the configured ones, else those 
 vectors go to the cache file as soon as they are computed (memory: one batch, not the dataset).
 """
 
+import storyeval.workflow.handoff_torch  # noqa: F401 (first: the job runs in the run's torch job server)
+
 import inspect
 
 import torch

@@ -1,6 +1,8 @@
 """The learned evaluator beside every reference-free metric: held-out pair accuracy, correlations with the human
 scores of the StoryER datasets (bootstrap CIs), StoryER's published rows."""
 
+import storyeval.workflow.handoff_torch  # noqa: F401 (first: the job runs in the run's torch job server)
+
 import torch
 
 from storyeval.io import log_to, read_table, write_csv, write_markdown

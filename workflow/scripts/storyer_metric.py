@@ -1,5 +1,7 @@
 """Score one dataset with the trained StoryER-style evaluator (metric `storyer`): preference and aspect ratings."""
 
+import storyeval.workflow.handoff_torch  # noqa: F401 (first: the job runs in the run's torch job server)
+
 import torch
 
 from storyeval.io import log_to, read_parquet

@@ -1,6 +1,8 @@
 """Reasons for the learned evaluator's scores on one dataset: a comment per top aspect, named by its method
 (retrieved: a human comment on a similar training story; generated: a seq2seq model's text)."""
 
+import storyeval.workflow.handoff_torch  # noqa: F401 (first: the job runs in the run's torch job server)
+
 import torch
 
 from storyeval.io import log_to, read_parquet, write_csv

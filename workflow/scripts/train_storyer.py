@@ -1,5 +1,7 @@
 """Train the learned StoryER-style evaluator on StoryER's released samples: model file, signature, loss history."""
 
+import storyeval.workflow.handoff_torch  # noqa: F401 (first: the job runs in the run's torch job server)
+
 import json
 from pathlib import Path
 

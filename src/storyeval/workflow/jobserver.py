@@ -8,7 +8,8 @@ status and single-rule rerun: the script's first import (`storyeval.workflow.han
 passes its standard streams, working directory, environment and the path of Snakemake's copy of the script, and
 waits; the child runs that copy as `__main__`, as a fresh interpreter would, and the process exits with the
 child's status. Where there is no server (cluster jobs, a job with more than one thread, `STORYEVAL_NO_JOB_SERVER`
-set, a server that cannot be reached), the script goes on in its own interpreter.
+set, a server that cannot be reached), the script goes on in its own interpreter. The jobs that import torch have
+a server of their own (`TORCH`; their scripts import `storyeval.workflow.handoff_torch` first), on the CPU only.
 
 Why fork rather than run jobs in Snakemake's threads (`run:` with `--use-threads`): jobs set process-wide state
 (matplotlib's rcParams, logging handlers, the exception hook, numpy's error state), and a child starts from the
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 ADDRESS = "STORYEVAL_JOB_SERVER"  # the server's socket, in the environment Snakemake's jobs inherit
@@ -47,33 +49,87 @@ ONE_THREAD = ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MK
               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
-# ---------------------------------------------------------------- the Snakefile's side: start and stop
+# Libraries the handed-off jobs import where they compute (the metric modules import them lazily, so a job in its
+# own interpreter pays only for what it uses): POT (its numpy backend: POT_BACKEND_DISABLE_PYTORCH, set for every
+# job by the workflow), the compiled transport solvers, NLTK's METEOR and stemmers, sacreBLEU.
+LAZY_IMPORTS = ("ot", "storyeval.neural.ot", "storyeval.neural.transport", "storyeval.neural.simplex",
+                "nltk.translate.meteor_score", "nltk.stem.porter", "nltk.stem.snowball", "sacrebleu.metrics",
+                "scipy.linalg", "scipy.spatial.distance", "sklearn.preprocessing")
+# What a torch job imports beyond its script's top when it loads an encoder (3.8 CPU-s with torch): transformers'
+# model and tokenizer machinery, the BERT classes of the bundled model, the Rust tokenizers.
+TORCH_IMPORTS = ("transformers", "transformers.modeling_utils", "transformers.generation.utils",
+                 "transformers.models.auto.modeling_auto", "transformers.models.auto.tokenization_auto",
+                 "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert_fast",
+                 "tokenizers", "storyeval.neural.models")
 
 
-# The server's imports cost ~2 CPU-s, a job's own ~0.4-1.4: fewer jobs than this to hand off, and it costs more
-# than it saves.
-MIN_JOBS = 3
-_servers: list[subprocess.Popen] = []  # the one this Snakemake process started
+@dataclass(frozen=True)
+class Pool:
+    """A kind of server: the hand-off module its scripts import first, the variable that gives jobs its address,
+    the fewest jobs worth its own imports, the libraries it imports beyond its scripts' tops, and the packages it
+    leaves to the jobs that import them."""
+
+    name: str
+    handoff: str
+    address: str
+    min_jobs: int
+    libraries: tuple[str, ...]
+    left_to_jobs: tuple[str, ...] = ()
+
+    def preloads(self, module: str) -> bool:
+        return not any(module == package or module.startswith(f"{package}.") for package in self.left_to_jobs)
 
 
-def handing_off(scripts: Path, job_scripts: list[str | None]) -> int:
-    """How many of the run's jobs (their `script:` paths; None for other jobs) run a script that hands off."""
-    hands_off = {path.name for path in scripts.glob("*.py") if HANDOFF in script_imports(path)}
+# Light jobs (pandas, scipy, matplotlib, the package): the server's imports cost ~2 CPU-s, a job's own ~0.4-1.4.
+# Torch jobs (the embedding pass, StoryER): torch and transformers cost each ~5 CPU-s; a server of their own, so
+# that the light jobs' forks do not carry torch. Fewer jobs than `min_jobs`, and a server costs more than it saves.
+# StoryER's modules set MKL's strict reproducible mode at import, which MKL reads at its first matrix product: a
+# server that imported them would pass it to every torch child, and the embedding pass, which runs without it,
+# would compute other last bits. They are left to the StoryER jobs, whose own import sets it before MKL starts.
+LIGHT = Pool("light", HANDOFF, ADDRESS, 3, LAZY_IMPORTS)
+TORCH = Pool("torch", "storyeval.workflow.handoff_torch", "STORYEVAL_TORCH_JOB_SERVER", 2, TORCH_IMPORTS,
+             ("storyeval.learned",))
+POOLS = {pool.name: pool for pool in (LIGHT, TORCH)}
+MIN_JOBS = LIGHT.min_jobs
+_servers: dict[str, subprocess.Popen] = {}  # the ones this Snakemake process started, by pool
+
+
+def handing_off(scripts: Path, job_scripts: list[str | None], pool: Pool = LIGHT) -> int:
+    """How many of the run's jobs (their `script:` paths; None for other jobs) run a script that hands off to
+    `pool`."""
+    hands_off = {path.name for path in scripts.glob("*.py") if pool.handoff in script_imports(path)}
     return sum(1 for script in job_scripts if script and Path(script).name in hands_off)
 
 
-def start(scripts: Path, local: bool, job_scripts: list[str | None]) -> None:
-    """Start the server for the jobs of this run and point them at it, unless jobs run elsewhere, the user opted
-    out or too few jobs would hand off (MIN_JOBS). It listens before it imports, so a job that comes early waits
-    for the imports, no longer."""
-    if not local or os.environ.get(OPT_OUT) or _servers or handing_off(scripts, job_scripts) < MIN_JOBS:
+def torch_forks_safely(device: str) -> bool:
+    """Whether torch jobs may run in forks of a server that imported torch: on the CPU. A process that has
+    initialised CUDA cannot fork a child that uses it, and a GPU's driver may be initialised by an import; so
+    with `device: auto` only where no GPU device node exists (NVIDIA's, AMD's)."""
+    if device == "cpu":
+        return True
+    return device == "auto" and not any(Path(node).exists() for node in ("/dev/nvidiactl", "/dev/kfd"))
+
+
+def start(scripts: Path, local: bool, job_scripts: list[str | None], torch_jobs: bool = False) -> None:
+    """Start a server for the light jobs of this run (and one for its torch jobs, where `torch_jobs` says they may
+    fork: torch_forks_safely) and point the jobs at them, unless jobs run elsewhere, the user opted out or too few
+    jobs would hand off (Pool.min_jobs). A server listens before it imports, so a job that comes early waits for
+    the imports, no longer."""
+    if not local or os.environ.get(OPT_OUT):
         return
+    for pool in (LIGHT, TORCH) if torch_jobs else (LIGHT,):
+        if pool.name not in _servers and handing_off(scripts, job_scripts, pool) >= pool.min_jobs:
+            _start(scripts, pool)
+
+
+def _start(scripts: Path, pool: Pool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="storyeval-jobs-"))  # short: a socket's path has at most 107 bytes
     address = folder / SOCKET_NAME
     env = dict(os.environ, **dict.fromkeys(ONE_THREAD, "1"))
-    env.pop(ADDRESS, None)
-    server = subprocess.Popen([sys.executable, "-m", "storyeval.workflow.jobserver", str(address), str(scripts)],
-                              env=env, stdin=subprocess.DEVNULL)
+    for other in POOLS.values():
+        env.pop(other.address, None)
+    server = subprocess.Popen([sys.executable, "-m", "storyeval.workflow.jobserver", str(address), str(scripts),
+                               pool.name], env=env, stdin=subprocess.DEVNULL)
     for _ in range(500):  # it binds within ~50 ms (an import of this module); jobs must not find no socket
         if address.exists() or server.poll() is not None:
             break
@@ -81,36 +137,36 @@ def start(scripts: Path, local: bool, job_scripts: list[str | None]) -> None:
     if not address.exists():
         server.kill()
         return
-    _servers.append(server)
-    os.environ[ADDRESS] = str(address)
+    _servers[pool.name] = server
+    os.environ[pool.address] = str(address)
     atexit.register(stop)  # a run that ends without onsuccess or onerror (an interrupt)
 
 
 def stop() -> None:
-    """End the server (its running children with it) and remove its socket; waiting for it counts its CPU time
-    and its children's in the run's own (`time make reproduce`)."""
-    os.environ.pop(ADDRESS, None)
-    if not _servers:
-        return
-    server = _servers.pop()
-    if server.poll() is not None:
-        return
-    server.terminate()
-    try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
+    """End the servers (their running children with them) and remove their sockets; waiting for them counts
+    their CPU time and their children's in the run's own (`time make reproduce`)."""
+    for pool in POOLS.values():
+        os.environ.pop(pool.address, None)
+    while _servers:
+        _, server = _servers.popitem()
+        if server.poll() is not None:
+            continue
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 # ---------------------------------------------------------------- the job's side
 
 
-def hand_off(main) -> int | None:
-    """Run the script job whose `__main__` module is `main` in the server: its exit status, or None when the
+def hand_off(main, pool: Pool = LIGHT) -> int | None:
+    """Run the script job whose `__main__` module is `main` in `pool`'s server: its exit status, or None when the
     job should run here (no server, no `snakemake` object, more than one thread, a server that cannot be
     reached)."""
-    address = os.environ.get(ADDRESS)
+    address = os.environ.get(pool.address)
     job = getattr(main, "snakemake", None)
     script = getattr(main, "__real_file__", None)  # Snakemake's copy of the script, preamble included
     if not address or job is None or script is None or getattr(job, "threads", 1) != 1:
@@ -184,32 +240,27 @@ def script_imports(script: Path) -> list[str]:
     return names
 
 
-def handoff_imports(scripts: Path) -> list[str]:
-    """The modules the scripts that hand off import at their top, in order of first use."""
+def handoff_imports(scripts: Path, handoff: str = HANDOFF) -> list[str]:
+    """The modules the scripts that hand off (to the server of `handoff`) import at their top, in order of first
+    use."""
     modules: dict[str, None] = {}
     for script in sorted(scripts.glob("*.py")):
         names = script_imports(script)
-        if HANDOFF in names:
-            modules.update(dict.fromkeys(name for name in names if name != HANDOFF))
+        if handoff in names:
+            modules.update(dict.fromkeys(name for name in names if name != handoff))
     return list(modules)
 
 
-# Libraries the handed-off jobs import where they compute (the metric modules import them lazily, so a job in its
-# own interpreter pays only for what it uses): POT (its numpy backend: POT_BACKEND_DISABLE_PYTORCH, set for every
-# job by the workflow), the compiled transport solvers, NLTK's METEOR and stemmers, sacreBLEU.
-LAZY_IMPORTS = ("ot", "storyeval.neural.ot", "storyeval.neural.transport", "storyeval.neural.simplex",
-                "nltk.translate.meteor_score", "nltk.stem.porter", "nltk.stem.snowball", "sacrebleu.metrics",
-                "scipy.linalg", "scipy.spatial.distance", "sklearn.preprocessing")
-
-
-def preload(modules: list[str]) -> dict[str, str]:
+def preload(modules: list[str], pool: Pool = LIGHT) -> dict[str, str]:
     """Import what the jobs will: what a job imports from here on is already there. A name that is no module is
     skipped; a module that fails is left to fail in the job that imports it, with that job's message and log.
     Returns the environment variables the imports set (a module may set one for a library it loads later: MKL's
     reproducible mode), which each job gets as its own import would have set them."""
     before = dict(os.environ)
-    lazy = [] if "POT_BACKEND_DISABLE_PYTORCH" not in os.environ else list(LAZY_IMPORTS)  # else POT imports torch
-    for module in ["snakemake.script", "snakemake.logging", "snakemake.iocontainers", *modules, *lazy]:
+    # POT imports torch unless its numpy backend is chosen: the light server's lazy imports only then
+    lazy = [] if pool is LIGHT and "POT_BACKEND_DISABLE_PYTORCH" not in os.environ else list(pool.libraries)
+    for module in filter(pool.preloads, ["snakemake.script", "snakemake.logging", "snakemake.iocontainers", *modules,
+                                         *lazy]):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
     return {key: value for key, value in os.environ.items() if before.get(key) != value}
@@ -309,7 +360,8 @@ def _run_job(request: dict, fds: list[int], import_env: dict[str, str]) -> None:
     os.chdir(request["cwd"])
     os.umask(request["umask"])
     os.environ.clear()
-    os.environ.update({**import_env, **{key: value for key, value in request["env"].items() if key != ADDRESS}})
+    addresses = {pool.address for pool in POOLS.values()}  # the job's own hand-off import finds no server: runs here
+    os.environ.update({**import_env, **{key: value for key, value in request["env"].items() if key not in addresses}})
     tempfile.tempdir = None  # TMPDIR may be the job's own (Snakemake's tmpdir resource)
     status = run_script(request["script"])
     for stream in (sys.stdout, sys.stderr):
@@ -359,11 +411,15 @@ def remove_socket(address: Path) -> None:
 
 def main(argv: list[str]) -> None:
     address, scripts = Path(argv[0]), Path(argv[1])
+    pool = POOLS[argv[2] if len(argv) > 2 else LIGHT.name]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # stop(): the cleanup below runs, also mid-import
     try:
         # stop() may come as soon as the socket is bound (start() returns then), before the server is built
         server = Server(address)
-        server.import_env = preload(handoff_imports(scripts))
+        server.import_env = preload(handoff_imports(scripts, pool.handoff), pool)
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():  # its forks could not use the GPU: jobs run alone
+            sys.exit(0)
     except SystemExit:
         remove_socket(address)
         raise
