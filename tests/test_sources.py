@@ -26,6 +26,16 @@ def test_a_script_reaches_the_modules_under_its_imports(tmp_path):
     assert list(found) == sorted(found)
 
 
+def test_how_a_job_runs_is_no_rerun_trigger():
+    """A script's first line hands its job to a job server (storyeval.workflow.jobserver): editing the server
+    reruns no job, whichever server the script goes to."""
+    scripts = sorted((REPO / "workflow/scripts").glob("*.py"))
+    assert {"storyeval.workflow.handoff", "storyeval.workflow.handoff_torch"} <= {
+        line.split()[1] for script in scripts for line in script.read_text().splitlines()[:12]
+        if line.startswith("import storyeval.workflow.handoff")}
+    assert not any("storyeval.workflow.jobserver" in module_sources(str(script)) for script in scripts)
+
+
 def walked_imports(source: str) -> list[str]:
     """The oracle: every import node of the whole module (`ast.walk`), under the same rules."""
     modules = []

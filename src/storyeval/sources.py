@@ -80,7 +80,7 @@ def file_imports(path: str) -> tuple[str, ...]:
 
 
 # How a job is run, not what it computes: editing the job server reruns no job.
-NOT_COMPUTATION = frozenset({"storyeval.workflow.handoff"})
+NOT_COMPUTATION = frozenset({"storyeval.workflow.handoff", "storyeval.workflow.handoff_torch"})
 
 
 # An import statement, from its first line to its end: continuation lines after a backslash, or a parenthesised
