@@ -46,8 +46,9 @@ def make_workdir(tmp: Path, without: tuple[str, ...] = (), **overrides) -> Path:
 def run_snakemake(workdir: Path, *args: str, timeout: int = 1800, repository: Path = REPO, **env: str
                   ) -> subprocess.CompletedProcess:
     env = dict(os.environ, MPLBACKEND="Agg", **env)
+    # the default profile's scheduler (profiles/default), the rest of it left to each test
     command = [SNAKEMAKE, "-s", str(repository / "Snakefile"), "--directory", str(workdir),
-               "--workflow-profile", "none", *args]
+               "--workflow-profile", "none", "--scheduler", "greedy", *args]
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
 
 
