@@ -46,19 +46,17 @@ check-config: check-env
 reproduce: $(BIN)/snakemake check-env check-config bytecode
 	$(BIN)/snakemake --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
-# Lint first: a second or two, before minutes of tests. pytest-xdist, a test module per worker, one worker more
-# than cores: the SLURM test waits on its cluster (status checks 10 s apart) for most of its three minutes and the
-# workflow tests on their jobs' chains, so a third worker keeps two cores busy meanwhile (docs/performance.md).
-TEST_WORKERS ?= $(shell echo $$(($(CORES) + 1)))
+# Lint first: a second or two, before minutes of tests. One pytest worker per core, a test module each
+# (pytest-xdist): the SLURM test mostly waits on its cluster, so the other worker runs the short modules meanwhile.
 test: $(BIN)/snakemake lint bytecode
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile -m "not slow"
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m "not slow"
 
 # The heavy runs alone (whole workflows, the paper configuration on tiny models): CI runs them after `make test`.
 test-slow: $(BIN)/snakemake bytecode
 	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m slow
 
 test-all: $(BIN)/snakemake lint bytecode
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile
 
 bench: check-env bytecode
 	$(BIN)/python bench/bench_analysis.py
