@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,6 +19,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+from bench_job_overhead import cpu_of  # noqa: E402
+
 from workflow_helpers import make_workdir  # noqa: E402 (the tests' work directory: the default config, mirrors)
 
 SMALL = {
@@ -34,20 +34,15 @@ SMALL = {
 }
 
 
-def children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run(scheduler: str, cores: int, folder: Path) -> tuple[float, float]:
     """Wall and CPU seconds of one run from nothing."""
     make_workdir(folder, **SMALL)
     command = [str(Path(sys.executable).with_name("snakemake")), "-s", str(REPO / "Snakefile"), "--directory",
                str(folder), "--workflow-profile", "none", "--cores", str(cores), "--scheduler", scheduler, "--quiet",
                "all"]
-    cpu, wall = children_cpu(), time.perf_counter()
-    subprocess.run(command, cwd=folder, check=True, env=dict(os.environ, MPLBACKEND="Agg"))
-    return time.perf_counter() - wall, children_cpu() - cpu
+    wall = time.perf_counter()
+    cpu = cpu_of(command, dict(os.environ, MPLBACKEND="Agg"))
+    return time.perf_counter() - wall, cpu
 
 
 def main() -> None:

@@ -16,6 +16,8 @@ import yaml
 from conftest import HANNA_MIRROR, REPO
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+# The default profile's job selection; the tests' runs leave the rest of that profile out (--workflow-profile none)
+SCHEDULER = yaml.safe_load((REPO / "profiles/default/config.yaml").read_text())["scheduler"]
 
 
 def set_dotted(config: dict, changes: dict) -> dict:
@@ -46,9 +48,8 @@ def make_workdir(tmp: Path, without: tuple[str, ...] = (), **overrides) -> Path:
 def run_snakemake(workdir: Path, *args: str, timeout: int = 1800, repository: Path = REPO, **env: str
                   ) -> subprocess.CompletedProcess:
     env = dict(os.environ, MPLBACKEND="Agg", **env)
-    # the default profile's scheduler (profiles/default), the rest of it left to each test
     command = [SNAKEMAKE, "-s", str(repository / "Snakefile"), "--directory", str(workdir),
-               "--workflow-profile", "none", "--scheduler", "greedy", *args]
+               "--workflow-profile", "none", "--scheduler", SCHEDULER, *args]
     return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
 
 

@@ -417,9 +417,6 @@ def main(argv: list[str]) -> None:
         # stop() may come as soon as the socket is bound (start() returns then), before the server is built
         server = Server(address)
         server.import_env = preload(handoff_imports(scripts, pool.handoff), pool)
-        torch = sys.modules.get("torch")
-        if torch is not None and torch.cuda.is_initialized():  # its forks could not use the GPU: jobs run alone
-            sys.exit(0)
     except SystemExit:
         remove_socket(address)
         raise
