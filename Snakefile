@@ -51,8 +51,10 @@ rule released:
 
 
 # Script jobs run in forks of an interpreter that imported their modules once (storyeval.workflow.jobserver): one
-# for the light jobs, one for the torch jobs where they run on the CPU.
+# for the light jobs, one for the torch jobs where they run on the CPU. A local run's scheduler runs a round when a
+# job ends, not also each second per job ended (storyeval.workflow.scheduling).
 onstart:
+    scheduling.lift_default_rate_limit(workflow)
     jobserver.start(
         Path(workflow.basedir, "workflow/scripts"),
         workflow.local_exec,
