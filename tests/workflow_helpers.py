@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+import snakemake_server
 from conftest import HANNA_MIRROR, REPO
 
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
@@ -50,7 +51,7 @@ def run_snakemake(workdir: Path, *args: str, timeout: int = 1800, repository: Pa
     env = dict(os.environ, MPLBACKEND="Agg", **env)
     command = [SNAKEMAKE, "-s", str(repository / "Snakefile"), "--directory", str(workdir),
                "--workflow-profile", "none", "--scheduler", SCHEDULER, *args]
-    return subprocess.run(command, cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout)
+    return snakemake_server.run(command, workdir, env, timeout)
 
 
 def copy_checkout(target: Path) -> Path:

@@ -171,25 +171,17 @@ def hand_off(main, pool: Pool = LIGHT) -> int | None:
     script = getattr(main, "__real_file__", None)  # Snakemake's copy of the script, preamble included
     if not address or job is None or script is None or getattr(job, "threads", 1) != 1:
         return None
-    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        client.connect(address)
-    except OSError:
-        client.close()
+    client = connect(address)
+    if client is None:
         return None
-    with client:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        request = pickle.dumps({"script": os.path.abspath(script), "cwd": os.getcwd(), "env": dict(os.environ),
-                                "umask": _umask()})
-        socket.send_fds(client, [b"j"], [0, 1, 2])
-        client.sendall(_LENGTH.pack(len(request)) + request)
-        reply = _receive(client, _RESULT.size)
-    if reply is None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    result = submit(client, os.path.abspath(script), None, os.getcwd(), dict(os.environ), (0, 1, 2))
+    if result is None:
         print("storyeval: the job server ended before this job did; rerun it, or set STORYEVAL_NO_JOB_SERVER=1",
               file=sys.stderr)
         return 1
-    status, cpu = _RESULT.unpack(reply)
+    status, cpu = result
     if os.environ.get(ACCOUNTING):
         _account(os.environ[ACCOUNTING], job, cpu)
     if status < 0:  # killed by a signal (out of memory: SIGKILL): this process ends the same way, for Snakemake
@@ -197,6 +189,32 @@ def hand_off(main, pool: Pool = LIGHT) -> int | None:
             signal.signal(-status, signal.SIG_DFL)
         os.kill(os.getpid(), -status)
     return status
+
+
+def connect(address: str) -> socket.socket | None:
+    """A connection to the server at `address`, or None where none listens."""
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        client.connect(address)
+    except OSError:
+        client.close()
+        return None
+    return client
+
+
+def submit(client: socket.socket, script: str, argv: list[str] | None, cwd: str, env: dict[str, str],
+           fds: tuple[int, int, int], timeout: float | None = None) -> tuple[int, float] | None:
+    """Run the Python file `script` (`argv` its sys.argv; default [script]) in a fork of the server `client` is
+    connected to, its standard streams the descriptors `fds`: the child's exit status (negative: killed by that
+    signal) and CPU seconds, or None when the server ended first. After `timeout` seconds, TimeoutError; closing
+    the connection, which this does, makes the server end the child."""
+    with client:
+        request = pickle.dumps({"script": script, "argv": argv, "cwd": cwd, "env": env, "umask": _umask()})
+        socket.send_fds(client, [b"j"], list(fds))
+        client.sendall(_LENGTH.pack(len(request)) + request)
+        client.settimeout(timeout)
+        reply = _receive(client, _RESULT.size)
+    return None if reply is None else _RESULT.unpack(reply)
 
 
 def _account(path: str, job, cpu: float) -> None:
@@ -363,7 +381,7 @@ def _run_job(request: dict, fds: list[int], import_env: dict[str, str]) -> None:
     addresses = {pool.address for pool in POOLS.values()}  # the job's own hand-off import finds no server: runs here
     os.environ.update({**import_env, **{key: value for key, value in request["env"].items() if key not in addresses}})
     tempfile.tempdir = None  # TMPDIR may be the job's own (Snakemake's tmpdir resource)
-    status = run_script(request["script"])
+    status = run_script(request["script"], request.get("argv"))
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -372,15 +390,16 @@ def _run_job(request: dict, fds: list[int], import_env: dict[str, str]) -> None:
     os._exit(status)
 
 
-def run_script(path: str) -> int:
-    """Run a script file as `__main__`; its exit status. An exception goes to `sys.excepthook`, the job's own
-    where the script installed one (storyeval.io.log_to: the traceback to the rule's log)."""
+def run_script(path: str, argv: list[str] | None = None) -> int:
+    """Run a script file as `__main__`, `argv` (default: [path]) its sys.argv; its exit status. An exception goes
+    to `sys.excepthook`, the job's own where the script installed one (storyeval.io.log_to: the traceback to the
+    rule's log)."""
     import types
 
     main = types.ModuleType("__main__")
     main.__file__ = path
     sys.modules["__main__"] = main
-    sys.argv = [path]
+    sys.argv = argv or [path]
     try:
         exec(compile(Path(path).read_bytes(), path, "exec"), main.__dict__)
     except SystemExit as end:
