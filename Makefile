@@ -9,12 +9,14 @@ STAMP := $(VENV)/.storyeval-env
 
 env: $(STAMP)
 
-# torch first and alone: 2.13.0 is a CPU wheel on disk; any other spec pulls GBs of CUDA.
+# torch first and alone: 2.13.0 is a CPU wheel on disk; any other spec pulls GBs of CUDA. The pinned rest with uv,
+# which installs them in a sixth of pip's time (docs/performance.md), or with pip where uv cannot be had.
 $(STAMP): requirements.txt pyproject.toml tools/install_wordnet.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet uv==0.13.9 && $(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt \
+		|| $(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	bash tools/install_wordnet.sh $(VENV)
 	touch $@
