@@ -82,6 +82,10 @@ STATISTICS_FIRST = 1000  # above any figure family's cost
 # and the chain of StoryER's jobs start before the statistics: short jobs fill the cores around them.
 LONGEST_PATH_FIRST = 3000
 STORYER_FIRST = 2000
+# Before all: a fetch takes a fraction of a second (a mirror's copy and its checksum), and every path waits on its
+# files; Snakemake passes no job's priority on to the jobs it needs, so a fetch left at 0 waited behind every
+# statistic of the datasets already fetched, hanna-llm's stories among them (its embedding pass then ran last).
+DATA_FIRST = 4000
 # A neural job holds the GPU (one at a time, profiles/default) only where it runs on one
 # (storyeval.neural.placement).
 GPU_JOBS = gpu_jobs(config["device"], gpu_visible())

@@ -6,6 +6,7 @@ rule fetch:
         f"{RESOURCES}/{{source}}/{{file}}",
     log:
         "logs/fetch/{source}/{file}.log",
+    priority: DATA_FIRST
     conda:
         CORE_ENV
     params:
