@@ -235,3 +235,28 @@ def test_a_server_stopped_as_soon_as_it_binds_removes_its_socket(tmp_path):
     result = subprocess.run([sys.executable, "-c", stopped_after_bind], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert not address.exists() and not address.parent.exists()
+
+
+def test_a_program_runs_with_its_arguments_and_is_ended_after_its_timeout(server, tmp_path):
+    """`submit`: any Python file as a program, with its sys.argv and the caller's descriptors for its streams (the
+    tests' Snakemake runs, tests/snakemake_server.py); past its timeout the server ends it."""
+    program, pid = tmp_path / "program.py", tmp_path / "pid"
+    program.write_text(f"import os, sys, time\nprint(sys.argv[1:])\nif sys.argv[1] == 'wait':\n"
+                       f"    open({str(pid)!r}, 'w').write(str(os.getpid()))\n    time.sleep(60)\n")
+    address = os.environ[jobserver.ADDRESS]
+    with open(tmp_path / "out", "w+") as out, open(os.devnull) as nothing:
+        streams = (nothing.fileno(), out.fileno(), out.fileno())
+        status, _ = jobserver.submit(jobserver.connect(address), str(program), [str(program), "a", "b c"],
+                                     str(tmp_path), dict(os.environ), streams)
+        assert status == 0 and (tmp_path / "out").read_text() == "['a', 'b c']\n"
+        with pytest.raises(TimeoutError):
+            jobserver.submit(jobserver.connect(address), str(program), [str(program), "wait"], str(tmp_path),
+                             dict(os.environ), streams, timeout=2)
+    child = int(wait_for(pid))
+    for _ in range(100):  # the server ends and reaps it
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise AssertionError("the program outlived its timeout")
