@@ -384,7 +384,9 @@ def write_figure_page(
 
     with Image.open(png) if pixels is None else Image.fromarray(pixels, "RGBA") as image:
         buffer = io.BytesIO()
-        image.save(buffer, format="WEBP", lossless=True, method=1)  # method 4: 0.15 % smaller, 15 % slower
+        # method 4: 0.15 % smaller, 15 % slower. exact: the pixels as they are, without the pass that rewrites the
+        # colour of transparent ones: the same bytes for these opaque figures, 14 % less time
+        image.save(buffer, format="WEBP", lossless=True, method=1, exact=True)
         width = round(image.width * SCREEN_DPI / dpi)
         fitted = image.width / dpi <= FIT_INCHES if fit is None else fit
         fit = ' style="max-width: 100%; height: auto"' if fitted else ""
