@@ -21,7 +21,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,15 +72,14 @@ def _text(file) -> str:
 
 
 def _address() -> str:
+    from storyeval.workflow import jobserver
+
     if "address" not in _server:
         folder = Path(tempfile.mkdtemp(prefix="snakemake-runs-"))
         address = folder / "runs.sock"
         env = {key: value for key, value in os.environ.items() if not key.startswith("STORYEVAL_")}
         server = subprocess.Popen([sys.executable, __file__, str(address)], env=env, stdin=subprocess.DEVNULL)
-        for _ in range(500):
-            if address.exists() or server.poll() is not None:
-                break
-            time.sleep(0.01)
+        jobserver.listening(server, address)  # one that never binds: runs connect to nothing, in new processes
         _server.update(address=str(address), process=server)
         atexit.register(_stop)
     return _server["address"]

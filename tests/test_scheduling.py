@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -12,7 +11,8 @@ from snakemake.settings.types import MaxJobsPerTimespan
 
 from storyeval.workflow.scheduling import lift_default_rate_limit
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+from workflow_helpers import SNAKEMAKE
+
 JOBS = 12
 
 

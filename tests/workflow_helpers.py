@@ -6,7 +6,6 @@ import compileall
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -16,7 +15,7 @@ import yaml
 import snakemake_server
 from conftest import HANNA_MIRROR, REPO
 
-SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+SNAKEMAKE = str(snakemake_server.SNAKEMAKE)
 # The default profile's job selection; the tests' runs leave the rest of that profile out (--workflow-profile none)
 SCHEDULER = yaml.safe_load((REPO / "profiles/default/config.yaml").read_text())["scheduler"]
 

@@ -130,16 +130,24 @@ def _start(scripts: Path, pool: Pool) -> None:
         env.pop(other.address, None)
     server = subprocess.Popen([sys.executable, "-m", "storyeval.workflow.jobserver", str(address), str(scripts),
                                pool.name], env=env, stdin=subprocess.DEVNULL)
-    for _ in range(500):  # it binds within ~50 ms (an import of this module); jobs must not find no socket
+    if not listening(server, address):
+        return
+    _servers[pool.name] = server
+    os.environ[pool.address] = str(address)
+    atexit.register(stop)  # a run that ends without onsuccess or onerror (an interrupt)
+
+
+def listening(server: subprocess.Popen, address: Path) -> bool:
+    """Wait until a just-started server binds its socket (within ~50 ms: an import of this module), so that no
+    client finds none; a server that ended or never bound is killed, and False."""
+    for _ in range(500):
         if address.exists() or server.poll() is not None:
             break
         time.sleep(0.01)
     if not address.exists():
         server.kill()
-        return
-    _servers[pool.name] = server
-    os.environ[pool.address] = str(address)
-    atexit.register(stop)  # a run that ends without onsuccess or onerror (an interrupt)
+        return False
+    return True
 
 
 def stop() -> None:
