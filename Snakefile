@@ -51,7 +51,8 @@ rule released:
 
 
 # Script jobs run in forks of an interpreter that imported their modules once (storyeval.workflow.jobserver): one
-# for the light jobs, one for the torch jobs where they run on the CPU. A local run's scheduler runs a round when a
+# for the light jobs, one for the torch jobs where they run on the CPU; Snakemake sends them there itself, without a
+# shell and an interpreter of their own (storyeval.workflow.scriptjobs). A local run's scheduler runs a round when a
 # job ends, not also each second per job ended (storyeval.workflow.scheduling).
 onstart:
     scheduling.lift_default_rate_limit(workflow)
@@ -61,6 +62,8 @@ onstart:
         [job.rule.script for job in workflow.dag.needrun_jobs()],
         jobserver.torch_forks_safely(config["device"]),
     )
+    if workflow.local_exec:
+        scriptjobs.submit_script_jobs()
 
 
 onsuccess:

@@ -35,6 +35,10 @@ def server(tmp_path, monkeypatch):
     (scripts / "grade.py").write_text(HANDOFF_LINE + "import sets_at_import\nfrom storyeval.grading import decimals\n")
     (scripts / "alone.py").write_text("import storyeval.audit\n")  # no hand-off: not preloaded
     monkeypatch.delenv(jobserver.OPT_OUT, raising=False)
+    # recorded as unset (delenv alone records nothing where it is unset): a test's own setenv of the address is
+    # then undone to unset, not to this server's address, after stop() below
+    monkeypatch.setenv(jobserver.ADDRESS, "")
+    monkeypatch.delenv(jobserver.ADDRESS)
     monkeypatch.setattr(jobserver, "_servers", {})
     jobserver.start(scripts, local=True, job_scripts=["../scripts/grade.py"] * jobserver.MIN_JOBS)
     assert os.environ.get(jobserver.ADDRESS)

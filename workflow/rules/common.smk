@@ -40,6 +40,7 @@ from storyeval.workflow import analysis as workflow_analysis
 from storyeval.workflow import jobserver
 from storyeval.workflow import judges as workflow_judges
 from storyeval.workflow import scheduling
+from storyeval.workflow import scriptjobs
 from storyeval.workflow import metrics as workflow_metrics
 from storyeval.workflow import selection as workflow_selection
 from storyeval.workflow import shards as workflow_shards

@@ -44,6 +44,7 @@ HANDOFF = "storyeval.workflow.handoff"
 SOCKET_NAME = "jobs.sock"
 _LENGTH = struct.Struct("!I")
 _RESULT = struct.Struct("!id")  # exit status (negative: killed by that signal), CPU seconds of the child
+_PID = struct.Struct("!i")  # the child's process ID, sent as soon as it is forked
 # What Snakemake's shell sets for a one-thread job (snakemake/shell.py): the server imports numpy's BLAS with them.
 ONE_THREAD = ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
               "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
@@ -191,7 +192,7 @@ def hand_off(main, pool: Pool = LIGHT) -> int | None:
         return 1
     status, cpu = result
     if os.environ.get(ACCOUNTING):
-        _account(os.environ[ACCOUNTING], job, cpu)
+        account(os.environ[ACCOUNTING], job.rule, job.wildcards, cpu, _own_cpu())
     if status < 0:  # killed by a signal (out of memory: SIGKILL): this process ends the same way, for Snakemake
         if -status not in (signal.SIGKILL, signal.SIGSTOP):  # those two have no handler to reset
             signal.signal(-status, signal.SIG_DFL)
@@ -211,28 +212,38 @@ def connect(address: str) -> socket.socket | None:
 
 
 def submit(client: socket.socket, script: str, argv: list[str] | None, cwd: str, env: dict[str, str],
-           fds: tuple[int, int, int], timeout: float | None = None) -> tuple[int, float] | None:
+           fds: tuple[int, int, int], timeout: float | None = None, watch=None) -> tuple[int, float] | None:
     """Run the Python file `script` (`argv` its sys.argv; default [script]) in a fork of the server `client` is
     connected to, its standard streams the descriptors `fds`: the child's exit status (negative: killed by that
     signal) and CPU seconds, or None when the server ended first. After `timeout` seconds, TimeoutError; closing
-    the connection, which this does, makes the server end the child."""
+    the connection, which this does, makes the server end the child. `watch(pid)`: a context manager held while
+    the child runs (a benchmark's sampling of it)."""
     with client:
         request = pickle.dumps({"script": script, "argv": argv, "cwd": cwd, "env": env, "umask": _umask()})
         socket.send_fds(client, [b"j"], list(fds))
         client.sendall(_LENGTH.pack(len(request)) + request)
         client.settimeout(timeout)
-        reply = _receive(client, _RESULT.size)
+        started = _receive(client, _PID.size)
+        if started is None:
+            return None
+        with watch(_PID.unpack(started)[0]) if watch else contextlib.nullcontext():
+            reply = _receive(client, _RESULT.size)
     return None if reply is None else _RESULT.unpack(reply)
 
 
-def _account(path: str, job, cpu: float) -> None:
-    """One line: the rule, its wildcards, the child's CPU seconds and this process's (the hand-off's cost)."""
+def account(path: str, rule: str, wildcards, cpu: float, own: float) -> None:
+    """One line: the rule, its wildcards, the child's CPU seconds and the submitting process's own (the
+    hand-off's cost; 0 where Snakemake submitted the job itself, storyeval.workflow.scriptjobs)."""
+    wildcards = ",".join(f"{key}={value}" for key, value in wildcards.items())
+    with open(path, "a") as accounts:  # one write of one short line: appends of parallel jobs do not mix
+        accounts.write(f"{rule}\t{wildcards}\t{cpu:.3f}\t{own:.3f}\n")
+
+
+def _own_cpu() -> float:
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
-    wildcards = ",".join(f"{key}={value}" for key, value in job.wildcards.items())
-    with open(path, "a") as accounts:  # one write of one short line: appends of parallel jobs do not mix
-        accounts.write(f"{job.rule}\t{wildcards}\t{cpu:.3f}\t{own.ru_utime + own.ru_stime:.3f}\n")
+    return own.ru_utime + own.ru_stime
 
 
 def _umask() -> int:
@@ -348,6 +359,8 @@ class Server:
             _run_job(pickle.loads(body), fds, self.import_env)  # never returns
         for fd in fds:
             os.close(fd)
+        with contextlib.suppress(OSError):  # a job gone already: its connection is seen readable below
+            connection.sendall(_PID.pack(pid))
         pidfd = os.pidfd_open(pid)
         self.children[pid] = (connection, pidfd)
         self.selector.register(pidfd, selectors.EVENT_READ, ("exit", pid))
