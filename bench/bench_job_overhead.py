@@ -1,10 +1,11 @@
-"""Benchmark: what a script job pays before its own work, per rule, in its own interpreter and through the job
-server (storyeval.workflow.jobserver).
+"""Benchmark: what a script job pays before its own work, per rule, in its own interpreter, handed off to the job
+server (storyeval.workflow.jobserver) and submitted to it by Snakemake (storyeval.workflow.scriptjobs).
 
 In its own interpreter a job pays Python's start, Snakemake's preamble (unpickling its `snakemake` object) and
-its script's top-level imports. Through the server it pays Python's start, the preamble and the hand-off in its
-own process, and a fork and exit of the server's child that holds the imports. Both are measured here on an
-empty job body, in CPU seconds (user + system of every process involved), the median of --repeat runs.
+its script's top-level imports. Handed off, it pays Python's start, the preamble and the hand-off in its own
+process, and a fork and exit of the server's child that holds the imports. Submitted by Snakemake, it pays the
+submission in Snakemake's thread and the child. All are measured here on an empty job body, in CPU seconds (user
++ system of every process involved), the median of --repeat runs.
 
     python bench/bench_job_overhead.py [--repeat 5]
 """
@@ -18,6 +19,8 @@ import resource
 import subprocess
 import sys
 import tempfile
+import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from storyeval.workflow import jobserver  # noqa: E402
+from storyeval.workflow import jobserver, scriptjobs  # noqa: E402
 
 SCRIPTS = REPO / "workflow/scripts"
 # What Snakemake's copy of a script runs before the script (snakemake.script.PythonScript.generate_preamble).
@@ -90,6 +93,25 @@ def served_cpu(script: Path, repeat: int, accounts: Path, body: Path) -> float:
     return float(np.median(costs))
 
 
+def submitted_cpu(script: Path, repeat: int, accounts: Path, body: Path) -> float:
+    """Snakemake's thread submitting the job (scriptjobs.run_in_server) and the server's child."""
+    source = f"import {jobserver.HANDOFF}\n{top_imports(script)}"
+    body.write_text(source)
+    job = types.SimpleNamespace(source=source, threads=1, conda_env=None, container_img=None, env_modules=None,
+                                shadow_dir=None, resources={}, bench_record=None, rulename="bench", wildcards={})
+    os.environ[jobserver.ACCOUNTING] = str(accounts)
+    costs = []
+    try:
+        for _ in range(repeat):
+            accounts.write_text("")
+            start = time.process_time()
+            scriptjobs.run_in_server(job, str(body))
+            costs.append(time.process_time() - start + float(accounts.read_text().split("\t")[2]))
+    finally:
+        del os.environ[jobserver.ACCOUNTING]
+    return float(np.median(costs))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
@@ -102,17 +124,19 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as scratch:
             accounts, body = Path(scratch, "accounts.tsv"), Path(scratch, "job.py")
             served_cpu(handing_off[0], 1, accounts, body)  # the server's own imports, once
-            print(f"{'script (rules)':60s} {'own interpreter':>16s} {'job server':>11s}")
+            print(f"{'script (rules)':60s} {'own interpreter':>16s} {'handed off':>11s} {'submitted':>10s}")
             rows = []
             for script in handing_off:
-                rows.append((fresh_cpu(script, args.repeat), served_cpu(script, args.repeat, accounts, body)))
+                rows.append((fresh_cpu(script, args.repeat), served_cpu(script, args.repeat, accounts, body),
+                             submitted_cpu(script, args.repeat, accounts, body)))
                 label = f"{script.stem} ({', '.join(rules.get(script.stem, ['?']))})"
-                print(f"{label[:60]:60s} {rows[-1][0]:16.3f} {rows[-1][1]:11.3f}")
+                print(f"{label[:60]:60s} {rows[-1][0]:16.3f} {rows[-1][1]:11.3f} {rows[-1][2]:10.3f}")
     finally:
         jobserver.stop()
-    fresh, served = np.array(rows).T
+    fresh, served, submitted = np.array(rows).T
     print(f"median over {len(rows)} scripts: {np.median(fresh):.3f} CPU-s in its own interpreter, "
-          f"{np.median(served):.3f} through the job server (max {served.max():.3f})")
+          f"{np.median(served):.3f} handed off to the job server (max {served.max():.3f}), "
+          f"{np.median(submitted):.3f} submitted by Snakemake (max {submitted.max():.3f})")
 
 
 if __name__ == "__main__":
