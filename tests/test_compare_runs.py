@@ -1,8 +1,13 @@
 """bench/compare_runs.py: two runs' outputs compared byte for byte, with the files that may differ counted apart."""
 
+import base64
 import importlib.util
+import io
 import json
 import struct
+
+import numpy as np
+from PIL import Image
 
 from conftest import REPO
 
@@ -46,3 +51,26 @@ def test_a_changed_byte_or_a_missing_file_fails_and_timings_may_differ(tmp_path,
     write(after, {"hanna/correlations.csv": b"level,r\nsystem,0.5\n"})  # a label differs: not numbers only
     assert compare_runs.main([str(before), str(after)]) == 1
     assert "DIFFERS: results/hanna/correlations.csv\n" in capsys.readouterr().out
+
+
+def page(pixels: bytes, kind: str, text: str = "Fig. 1") -> bytes:
+    buffer = io.BytesIO()
+    Image.frombytes("RGBA", (64, 64), pixels).save(buffer, format=kind, lossless=True)
+    data = base64.b64encode(buffer.getvalue()).decode()
+    return f'<h3>{text}</h3><img src="data:image/{kind.lower()};base64,{data}">'.encode()
+
+
+def test_a_report_page_may_encode_the_same_pixels_again_but_not_other_pixels_or_words(tmp_path, capsys):
+    before, after = tmp_path / "before", tmp_path / "after"
+    rgba = np.random.default_rng(0).integers(0, 8, (64, 64, 4), dtype=np.uint8) * 32
+    rgba[..., 3] = 255
+    write(before, {"hanna/report/fig.html": page(rgba.tobytes(), "WEBP")})
+    write(after, {"hanna/report/fig.html": page(rgba.tobytes(), "PNG")})
+    assert compare_runs.main([str(before), str(after)]) == 0
+    assert "differ, as they may (a report page's embedded images encoded again" in capsys.readouterr().out
+    rgba[0, 0, 0] += 1
+    write(after, {"hanna/report/fig.html": page(rgba.tobytes(), "WEBP")})
+    assert compare_runs.main([str(before), str(after)]) == 1
+    rgba[0, 0, 0] -= 1
+    write(after, {"hanna/report/fig.html": page(rgba.tobytes(), "PNG", "Fig. 2")})
+    assert compare_runs.main([str(before), str(after)]) == 1
