@@ -51,14 +51,14 @@ reproduce: $(BIN)/snakemake check-env check-config bytecode
 # Lint first: a second or two, before minutes of tests. One pytest worker per core, a test module each
 # (pytest-xdist): the SLURM test mostly waits on its cluster, so the other worker runs the short modules meanwhile.
 test: $(BIN)/snakemake lint bytecode
-	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m "not slow"
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile --no-loadscope-reorder -m "not slow"
 
 # The heavy runs alone (whole workflows, the paper configuration on tiny models): CI runs them after `make test`.
 test-slow: $(BIN)/snakemake bytecode
-	$(BIN)/python -m pytest -n $(CORES) --dist loadfile -m slow
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile --no-loadscope-reorder -m slow
 
 test-all: $(BIN)/snakemake lint bytecode
-	$(BIN)/python -m pytest -n $(CORES) --dist loadfile
+	$(BIN)/python -m pytest -n $(CORES) --dist loadfile --no-loadscope-reorder
 
 bench: check-env bytecode
 	$(BIN)/python bench/bench_analysis.py

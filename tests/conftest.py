@@ -1,5 +1,6 @@
 """Shared fixtures: the repository, the local data mirror, small real HANNA data."""
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,15 @@ def hanna_llm_texts(hanna_mirror):
     from storyeval.text.datasets import load_hanna_llm
 
     return load_hanna_llm(hanna_mirror / "hanna_llm_stories.csv").texts
+
+
+# Modules that wait on a cluster or run whole workflows, handed out first (the Makefile's pytest-xdist runs take
+# modules in collection order, --no-loadscope-reorder): the SLURM test, which mostly waits, then overlaps the other
+# worker's work instead of leaving one core idle at the end; the rest follow by number of tests, as xdist would.
+FIRST_MODULES = ("test_slurm.py", "test_workflow.py")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    counts = Counter(item.path.name for item in items)
+    first = {name: rank for rank, name in enumerate(FIRST_MODULES)}
+    items.sort(key=lambda item: (first.get(item.path.name, len(first)), -counts[item.path.name], item.path.name))
