@@ -11,12 +11,18 @@ env: $(STAMP)
 
 # torch first and alone: 2.13.0 is a CPU wheel on disk; any other spec pulls GBs of CUDA. The pinned rest with uv,
 # which installs them in a sixth of pip's time (docs/performance.md), or with pip where uv cannot be had.
+# Every package's bytecode is written here: where PYTHONDONTWRITEBYTECODE is set (these machines), a module without
+# it is compiled again at every import of every process (pandas: 1.06 s instead of 0.34). uv compiles what it
+# installs; torch's thousands of files compile in parallel below (4 s) instead of one by one by pip (10 s), its
+# one Python 3.12 file left out.
+PURELIB = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 $(STAMP): requirements.txt pyproject.toml tools/install_wordnet.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet uv==0.13.9 && $(BIN)/uv pip install --quiet --python $(BIN)/python -r requirements.txt \
-		|| $(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-compile torch==2.13.0
+	$(BIN)/python -m compileall -q -j 0 -x py312_intrinsics $(PURELIB)/torch
+	$(BIN)/pip install --quiet uv==0.13.9 && $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python \
+		-r requirements.txt || $(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps --no-build-isolation -e .
 	bash tools/install_wordnet.sh $(VENV)
 	touch $@
@@ -49,7 +55,8 @@ reproduce: $(BIN)/snakemake check-env check-config bytecode
 	$(BIN)/snakemake --cores $(CORES) $(if $(CONFIG),--configfile $(CONFIG))
 
 # Lint first: a second or two, before minutes of tests. One pytest worker per core, a test module each
-# (pytest-xdist): the SLURM test mostly waits on its cluster, so the other worker runs the short modules meanwhile.
+# (pytest-xdist), in the order tests/conftest.py gives them: the SLURM test, which mostly waits on its cluster,
+# first, so that the other worker runs the rest meanwhile.
 test: $(BIN)/snakemake lint bytecode
 	$(BIN)/python -m pytest -n $(CORES) --dist loadfile --no-loadscope-reorder -m "not slow"
 
