@@ -13,13 +13,13 @@ env: $(STAMP)
 # which installs them in a sixth of pip's time (docs/performance.md), or with pip where uv cannot be had.
 # Every package's bytecode is written here: where PYTHONDONTWRITEBYTECODE is set (these machines), a module without
 # it is compiled again at every import of every process (pandas: 1.06 s instead of 0.34). uv compiles what it
-# installs; torch's thousands of files compile in parallel below (4 s) instead of one by one by pip (10 s), its
-# one Python 3.12 file left out.
+# installs, torch's dependencies too (pinned in requirements.txt, so torch comes without them); torch's thousands of
+# files compile in parallel below (4 s) instead of one by one by pip (10 s), its one Python 3.12 file left out.
 PURELIB = $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 $(STAMP): requirements.txt pyproject.toml tools/install_wordnet.sh
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --no-compile torch==2.13.0
+	$(BIN)/pip install --quiet --no-deps --no-compile torch==2.13.0
 	$(BIN)/python -m compileall -q -j 0 -x py312_intrinsics $(PURELIB)/torch
 	$(BIN)/pip install --quiet uv==0.13.9 && $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python \
 		-r requirements.txt || $(BIN)/pip install --quiet -r requirements.txt

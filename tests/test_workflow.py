@@ -13,7 +13,7 @@ from storyeval.datasets import metric_names
 from storyeval.workflow import jobserver
 
 from conftest import REPO
-from workflow_helpers import comment_appended, copy_mirror, make_workdir, run_snakemake
+from workflow_helpers import comment_appended, copy_checkout, copy_mirror, make_workdir, run_snakemake
 
 # The default config, except that neural metrics run on a 3-prompt slice of hanna-llm
 # (28 stories) instead of all 672: the full neural pass is `make reproduce`'s job.
@@ -293,10 +293,20 @@ def test_wp200_correlations_are_over_stories(finished_run):
     assert set(correlations["level"]) == {"story"}
 
 
-def planned_after_editing(run_dir: Path, module: Path) -> dict[str, int]:
-    """The jobs per rule that a dry run plans after a comment is appended to `module` (restored after)."""
-    with comment_appended(module):
-        dry = run_snakemake(run_dir, "-n", "--quiet", "rules")
+@pytest.fixture(scope="module")
+def own_checkout(tmp_path_factory):
+    """A copy of the checkout whose modules the tests below edit: an edit of the one other tests run (pytest -n)
+    would change the digests their runs compute meanwhile, and rerun their jobs."""
+    return copy_checkout(tmp_path_factory.mktemp("checkout") / "repo")
+
+
+def planned_after_editing(run_dir: Path, checkout: Path, module: Path) -> dict[str, int]:
+    """The jobs per rule that a dry run of `checkout`'s workflow plans after a comment is appended to its copy of
+    the package's `module` (restored after)."""
+    import storyeval
+
+    with comment_appended(checkout / "src" / module.relative_to(Path(storyeval.__file__).parents[1])):
+        dry = run_snakemake(run_dir, "-n", "--quiet", "rules", repository=checkout)
     assert dry.returncode == 0, dry.stderr[-2000:]
     return {
         line.split()[0]: int(line.split()[1])
@@ -305,22 +315,22 @@ def planned_after_editing(run_dir: Path, module: Path) -> dict[str, int]:
     }
 
 
-def test_touching_a_metric_module_reruns_that_metric_and_merge_only(finished_run):
+def test_touching_a_metric_module_reruns_that_metric_and_merge_only(finished_run, own_checkout):
     """Editing chrf's module reruns chrf and what depends on it, and no other metric."""
     from storyeval.metrics import catalog
     from storyeval.sources import module_file
 
-    counts = planned_after_editing(finished_run, module_file(catalog.entry("chrf").module))
+    counts = planned_after_editing(finished_run, own_checkout, module_file(catalog.entry("chrf").module))
     assert counts.get("metric") == 1, counts  # chrf on hanna-llm, no other metric
     assert counts.get("merge_scores") == 1, counts
     assert "validate_against_released" in counts
 
 
-def test_touching_a_helper_module_reruns_the_metrics_that_import_it(finished_run):
+def test_touching_a_helper_module_reruns_the_metrics_that_import_it(finished_run, own_checkout):
     """Editing the barycenter's network simplex (imported by storyeval.neural.ot) reruns BaryScore only."""
     from storyeval.neural import simplex
 
-    counts = planned_after_editing(finished_run, Path(simplex.__file__))
+    counts = planned_after_editing(finished_run, own_checkout, Path(simplex.__file__))
     assert counts.get("neural_metric") == 1 and "metric" not in counts and "embed_texts" not in counts, counts
 
 
@@ -400,9 +410,9 @@ def test_paper_config_plans_every_model_metric(tmp_path, hanna_mirror, monkeypat
     assert "embeddings/bert-base-uncased.safetensors" in dry.stdout
 
 
-def test_touching_a_statistics_module_reruns_the_rules_whose_scripts_import_it(finished_run):
+def test_touching_a_statistics_module_reruns_the_rules_whose_scripts_import_it(finished_run, own_checkout):
     """Analysis rules carry the digests of their scripts' storyeval imports: Williams tests rerun, metrics don't."""
     from storyeval.stats import williams
 
-    counts = planned_after_editing(finished_run, Path(williams.__file__))
+    counts = planned_after_editing(finished_run, own_checkout, Path(williams.__file__))
     assert counts.get("williams", 0) >= 1 and "metric" not in counts and "neural_metric" not in counts, counts

@@ -19,7 +19,7 @@ from storyeval.learned.evaluate import PAIRS_DATASET, PUBLISHED
 from storyeval.metrics import storyer
 
 from conftest import REPO, STORYER_MIRROR
-from workflow_helpers import comment_appended, make_workdir, run_snakemake
+from workflow_helpers import comment_appended, copy_checkout, make_workdir, run_snakemake
 
 MODEL = "all-minilm-l6-v2"
 TINY = {
@@ -112,10 +112,10 @@ def test_training_is_byte_reproducible(tiny_run, tmp_path):
     assert sha256(again / MODEL_DIR / "model.safetensors") == sha256(tiny_run / MODEL_DIR / "model.safetensors")
 
 
-def test_editing_the_training_module_retrains(tiny_run):
-    module = REPO / "src/storyeval/learned/train.py"
-    with comment_appended(module):
-        dry = run_snakemake(tiny_run, *TARGETS, "-n", "--quiet", "rules")
+def test_editing_the_training_module_retrains(tiny_run, tmp_path):
+    checkout = copy_checkout(tmp_path / "repo")  # edited alone: other tests' runs (pytest -n) read the shared one
+    with comment_appended(checkout / "src/storyeval/learned/train.py"):
+        dry = run_snakemake(tiny_run, *TARGETS, "-n", "--quiet", "rules", repository=checkout)
     assert dry.returncode == 0, dry.stderr[-2000:]
     counts = [line.split() for line in dry.stdout.splitlines()]
     planned = {words[0] for words in counts if len(words) == 2 and words[1].isdigit()}

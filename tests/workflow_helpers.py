@@ -83,9 +83,9 @@ def copy_mirror(tmp: Path) -> Path:
 
 @contextmanager
 def comment_appended(module: Path) -> Iterator[None]:
-    """`module` of the package with a comment line appended, restored after: what an edit does to the rerun
-    triggers. Each version replaces the file whole (os.replace), so processes of other tests (pytest -n) that
-    import the module meanwhile read one version or the other, never half a file."""
+    """`module` of a package with a comment line appended, restored after: what an edit does to the rerun
+    triggers. Edit a copy of the checkout (copy_checkout), not the one other tests (pytest -n) run: their runs
+    would compute the edited digests meanwhile and rerun jobs. Each version replaces the file whole (os.replace)."""
     original = module.read_bytes()
 
     def put(content: bytes) -> None:
