@@ -2,7 +2,7 @@
 
 A script job that hands off (storyeval.workflow.handoff) still costs a shell and an interpreter: Snakemake's thread
 for the job starts `python <Snakemake's copy of the script>`, whose preamble unpickles the `snakemake` object and
-whose first import connects to the server and waits (0.07 CPU-s a job, ~35 of the default run's ~950). Where a
+whose first import connects to the server and waits (0.07-0.09 CPU-s a job, 34 of the default run's ~950). Where a
 server runs, that thread now submits the same copy to the server itself, with the environment the shell would
 have given the job (its threads' variables, its tmpdir), Snakemake's own streams and directory, and waits for the
 child's status as it waited for the shell's: a failure is the same CalledProcessError, and a `benchmark:` samples
