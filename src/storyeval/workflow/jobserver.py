@@ -266,10 +266,15 @@ def _receive(connection: socket.socket, size: int) -> bytes | None:
 
 
 def script_imports(script: Path) -> list[str]:
-    """The modules a script imports at its top (absolute imports), in order; `from package import name` gives
-    the package and package.name, which may be a module or not."""
+    """The modules a script file imports at its top (source_imports)."""
+    return source_imports(script.read_text(), str(script))
+
+
+def source_imports(source: str, filename: str = "<script>") -> list[str]:
+    """The modules a script's source imports at its top (absolute imports), in order; `from package import name`
+    gives the package and package.name, which may be a module or not."""
     names = []
-    for node in ast.parse(script.read_text(), str(script)).body:
+    for node in ast.parse(source, filename).body:
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level:

@@ -16,7 +16,6 @@ interpreters).
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import os
 import shlex
@@ -56,13 +55,8 @@ def submit_script_jobs() -> bool:
 @lru_cache(maxsize=256)
 def handoff_pool(source: str) -> jobserver.Pool | None:
     """The server a script's first import hands it to (its hand-off module), or None."""
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.Import):
-            names = {alias.name for alias in node.names}
-            return next((pool for pool in jobserver.POOLS.values() if pool.handoff in names), None)
-        if isinstance(node, ast.ImportFrom):
-            return None
-    return None
+    first = jobserver.source_imports(source)[:1]
+    return next((pool for pool in jobserver.POOLS.values() if first == [pool.handoff]), None)
 
 
 def job_environment(threads: int, tmpdir: str | None) -> dict[str, str]:
